@@ -1,0 +1,44 @@
+import type { Address, Hex } from "../core/hex.ts";
+import type { BlockHeader, ChainLog, ContractCreation } from "../core/types.ts";
+
+/** Which trace API the node offers, probed once. */
+export type TraceApi = "parity" | "geth" | "none";
+
+export interface RpcOptions {
+  url: string;
+  /** Requests per JSON-RPC batch. */
+  batchSize?: number;
+  /** Per-request timeout in milliseconds. */
+  timeoutMs?: number;
+  /** Attempts for a transient fault before giving up with a clear message. */
+  retries?: number;
+  /** First backoff delay in milliseconds; doubles each attempt, with jitter. */
+  retryBaseMs?: number;
+  /** Most blocks asked of eth_getLogs at once; the range is split further when the node refuses. */
+  maxLogRange?: number;
+}
+
+/**
+ * Everything the indexer asks of a JSON-RPC node. Implementations retry transient faults,
+ * split log ranges the node refuses, and validate what they return; callers trust the types.
+ */
+export interface ChainClient {
+  readonly url: string;
+  chainId(): Promise<number>;
+  blockNumber(): Promise<number>;
+  /** Logs of [from, to] whose first topic is one of `topic0`, ordered by (block, logIndex). */
+  getLogs(from: number, to: number, topic0: readonly Hex[]): Promise<ChainLog[]>;
+  /** Headers of the given blocks, in the order asked. */
+  getHeaders(numbers: readonly number[]): Promise<BlockHeader[]>;
+  getCode(address: Address, block?: number): Promise<Hex>;
+  /** eth_call; undefined when the call reverts or the account has no code. */
+  call(to: Address, data: Hex, block?: number): Promise<Hex | undefined>;
+  /** The transaction's sender. */
+  getTransactionSender(hash: Hex): Promise<Address>;
+  traceApi(): Promise<TraceApi>;
+  /** Contracts created in [from, to], from call traces (every CREATE/CREATE2 that succeeded). */
+  getTracedCreations(from: number, to: number): Promise<ContractCreation[]>;
+  /** Contracts created by top-level deployments in [from, to], from receipts (no factories). */
+  getReceiptCreations(from: number, to: number): Promise<ContractCreation[]>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,37 @@
+/** Lower-case, 0x-prefixed 20-byte address. Everything past the chain boundary uses this form. */
+export type Address = `0x${string}`;
+/** 0x-prefixed hex string (hashes, calldata, byte-code). */
+export type Hex = `0x${string}`;
+
+export const ZERO_ADDRESS: Address = "0x0000000000000000000000000000000000000000";
+
+const ADDRESS_RE = /^0x[0-9a-fA-F]{40}$/;
+
+export function isAddress(value: string): value is Address {
+  return ADDRESS_RE.test(value);
+}
+
+/** Parses user input (any case) into the canonical lower-case form, or undefined. */
+export function parseAddress(value: string): Address | undefined {
+  return ADDRESS_RE.test(value) ? (value.toLowerCase() as Address) : undefined;
+}
+
+/** The low 20 bytes of a 32-byte topic or word, as an address. */
+export function wordToAddress(word: string): Address {
+  return `0x${word.slice(word.length - 40).toLowerCase()}`;
+}
+
+/** Parses a 0x-prefixed quantity; `0x` alone is zero, as some nodes send it. */
+export function hexToBigInt(hex: string): bigint {
+  return hex.length <= 2 ? 0n : BigInt(hex);
+}
+
+export function hexToNumber(hex: string): number {
+  const n = Number.parseInt(hex, 16);
+  if (!Number.isSafeInteger(n)) throw new RangeError(`not a safe integer quantity: ${hex}`);
+  return n;
+}
+
+export function numberToHex(n: number | bigint): Hex {
+  return `0x${n.toString(16)}`;
+}

@@ -1,0 +1,80 @@
+import type { Address, Hex } from "./hex.ts";
+
+/** Contract type identifiers, as the API names them. A contract may have several. */
+export const CONTRACT_TYPES = [
+  "TYPE_ERC20",
+  "TYPE_ERC721",
+  "TYPE_ERC1155",
+  "TYPE_ERC721_LEGACY",
+  "TYPE_CRYPTOPUNKS",
+] as const;
+export type ContractType = (typeof CONTRACT_TYPES)[number];
+
+export const NFT_CONTRACT_TYPES: readonly ContractType[] = [
+  "TYPE_ERC721",
+  "TYPE_ERC1155",
+  "TYPE_ERC721_LEGACY",
+  "TYPE_CRYPTOPUNKS",
+];
+
+/** The event standard a transfer was decoded from. */
+export type TransferStandard = "erc721" | "erc1155" | "legacy" | "punks" | "erc2309";
+
+/** A log as the chain layer hands it on: numbers parsed, addresses lower-case, validated against its block. */
+export interface ChainLog {
+  address: Address;
+  topics: readonly Hex[];
+  data: Hex;
+  blockNumber: number;
+  blockHash: Hex;
+  logIndex: number;
+  transactionHash: Hex;
+  transactionIndex: number;
+}
+
+export interface BlockHeader {
+  number: number;
+  hash: Hex;
+  parentHash: Hex;
+  /** Unix seconds. */
+  timestamp: number;
+}
+
+/** A contract created in a block, seen in call traces or receipts. */
+export interface ContractCreation {
+  address: Address;
+  /** The account whose CREATE/CREATE2 made it (a factory, or the sender for a direct deployment). */
+  creator: Address;
+  /** The transaction's sender. */
+  txFrom: Address;
+  txHash: Hex;
+  blockNumber: number;
+}
+
+/** One unit-level movement of an NFT. Multi-token events expand into several, told apart by `seq`. */
+export interface NftTransfer {
+  contract: Address;
+  tokenId: bigint;
+  from: Address;
+  to: Address;
+  amount: bigint;
+  blockNumber: number;
+  logIndex: number;
+  /** Position inside a multi-token event (TransferBatch, ConsecutiveTransfer); 0 otherwise. */
+  seq: number;
+  txHash: Hex;
+  txIndex: number;
+  standard: TransferStandard;
+}
+
+/** An ERC-20 movement, kept for the transactions that also move NFTs (they are the payments). */
+export interface FungibleTransfer {
+  contract: Address;
+  from: Address;
+  to: Address;
+  amount: bigint;
+  blockNumber: number;
+  logIndex: number;
+  txHash: Hex;
+  txIndex: number;
+}

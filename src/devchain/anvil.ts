@@ -1,0 +1,108 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { createInterface } from "node:readline";
+
+export interface AnvilOptions {
+  chainId?: number;
+  /** Seconds between automatic blocks; without it a block is mined per transaction. */
+  blockTime?: number;
+  /** Load state from this file if it exists and write it back on exit (anvil's --state). */
+  stateFile?: string;
+  /** Unix seconds of the genesis block. */
+  timestamp?: number;
+  /** Extra command-line arguments. */
+  args?: readonly string[];
+  /** Port to listen on; 0 (the default) lets the system pick a free one. */
+  port?: number;
+}
+
+export interface Anvil {
+  url: string;
+  port: number;
+  pid: number;
+  /** Stops anvil (SIGTERM, which also writes the state file if one was given) and waits for it to exit. */
+  stop(): Promise<void>;
+}
+
+/** Where the anvil binary is: MINTLENS_ANVIL_BIN, else the npm package's, else `anvil` on the PATH. */
+export function anvilBinary(): string {
+  const fromEnv = process.env.MINTLENS_ANVIL_BIN;
+  if (fromEnv) return fromEnv;
+  try {
+    const require = createRequire(import.meta.url);
+    const pkg = require.resolve("@foundry-rs/anvil-linux-amd64/package.json");
+    const bin = join(dirname(pkg), "bin", "anvil");
+    if (existsSync(bin)) return bin;
+  } catch {
+    // Not installed for this platform: fall back to the PATH.
+  }
+  return "anvil";
+}
+
+export async function startAnvil(options: AnvilOptions = {}): Promise<Anvil> {
+  const args = ["--host", "127.0.0.1", "--port", String(options.port ?? 0)];
+  if (options.chainId !== undefined) args.push("--chain-id", String(options.chainId));
+  if (options.blockTime !== undefined) args.push("--block-time", String(options.blockTime));
+  if (options.stateFile !== undefined) args.push("--state", options.stateFile);
+  if (options.timestamp !== undefined) args.push("--timestamp", String(options.timestamp));
+  args.push(...(options.args ?? []));
+
+  const child = spawn(anvilBinary(), args, { stdio: ["ignore", "pipe", "pipe"] });
+  const port = await waitForListening(child);
+  const pid = child.pid ?? -1;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    pid,
+    stop: () => stopChild(child),
+  };
+}
+
+function waitForListening(child: ChildProcess): Promise<number> {
+  return new Promise((resolve, reject) => {
+    let stderr = "";
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`anvil did not start within 30 s: ${stderr.trim()}`));
+    }, 30_000);
+    child.stderr?.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    child.once("error", (error) => {
+      clearTimeout(timer);
+      reject(new Error(`cannot run anvil (${anvilBinary()}): ${error.message}`));
+    });
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`anvil exited with code ${code}: ${stderr.trim()}`));
+    });
+    const stdout = child.stdout;
+    if (!stdout) return;
+    const lines = createInterface({ input: stdout });
+    lines.on("line", (line) => {
+      const match = /Listening on [^:]+:(\d+)/.exec(line);
+      if (match?.[1]) {
+        clearTimeout(timer);
+        child.removeAllListeners("exit");
+        // Keep draining anvil's output so it never blocks on a full pipe.
+        lines.removeAllListeners("line");
+        lines.on("line", () => {});
+        resolve(Number(match[1]));
+      }
+    });
+  });
+}
+
+function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
+    child.once("exit", () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.kill("SIGTERM");
+  });
+}
