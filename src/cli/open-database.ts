@@ -1,0 +1,45 @@
+import { join, resolve } from "node:path";
+import type { Logger } from "../core/logger.ts";
+import { type Sql, connectDatabase } from "../store/database.ts";
+import { startEmbeddedPostgres } from "../store/embedded.ts";
+import { migrate } from "../store/migrate.ts";
+
+export interface OpenDatabase {
+  sql: Sql;
+  url: string;
+  embedded: boolean;
+  close(): Promise<void>;
+}
+
+/** The configured PostgreSQL, or the embedded one in the data directory; migrated to the current schema. */
+export async function openDatabase(
+  databaseUrl: string | undefined,
+  dataDir: string,
+  logger: Logger,
+): Promise<OpenDatabase> {
+  let url = databaseUrl;
+  let stopEmbedded: (() => Promise<void>) | undefined;
+  if (url === undefined) {
+    const dir = resolve(dataDir);
+    logger.info({ dataDir: join(dir, "postgres") }, "starting the embedded PostgreSQL");
+    const embedded = await startEmbeddedPostgres({ dataDir: dir, log: (m) => logger.info(m) });
+    url = embedded.url;
+    stopEmbedded = embedded.stop;
+  }
+  try {
+    const sql = await connectDatabase(url, { max: 20 });
+    await migrate(url, (m) => logger.info(m));
+    return {
+      sql,
+      url,
+      embedded: stopEmbedded !== undefined,
+      async close() {
+        await sql.end({ timeout: 5 });
+        await stopEmbedded?.();
+      },
+    };
+  } catch (error) {
+    await stopEmbedded?.();
+    throw error;
+  }
+}

@@ -1,0 +1,119 @@
+import cliProgress from "cli-progress";
+import type { Logger } from "../core/logger.ts";
+import type { Progress } from "../indexer/chain-indexer.ts";
+
+export interface ProgressDisplay {
+  update(progress: Progress): void;
+  stop(): void;
+}
+
+interface RateWindow {
+  at: number;
+  blocks: number;
+  transfers: number;
+}
+
+/** Rates over the last ~10 seconds, so the display reflects now rather than the whole run. */
+class Rates {
+  private readonly samples: RateWindow[] = [];
+
+  add(progress: Progress): { blocksPerSec: number; transfersPerSec: number } {
+    const now = Date.now();
+    this.samples.push({ at: now, blocks: progress.blocks, transfers: progress.transfers });
+    while (this.samples.length > 2 && now - (this.samples[0] as RateWindow).at > 10_000) this.samples.shift();
+    const first = this.samples[0] as RateWindow;
+    const seconds = Math.max((now - first.at) / 1000, 0.001);
+    return {
+      blocksPerSec: (progress.blocks - first.blocks) / seconds,
+      transfersPerSec: (progress.transfers - first.transfers) / seconds,
+    };
+  }
+}
+
+function eta(behind: number, blocksPerSec: number): string {
+  if (behind <= 0) return "at head";
+  if (blocksPerSec <= 0) return "-";
+  const s = Math.round(behind / blocksPerSec);
+  const h = Math.floor(s / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  return h > 0 ? `${h}h${String(m).padStart(2, "0")}m` : `${m}m${String(s % 60).padStart(2, "0")}s`;
+}
+
+/** A live bar per chain on a terminal; a structured log line every `intervalMs` otherwise. */
+export function createProgressDisplay(logger: Logger, interactive: boolean, intervalMs = 10_000): ProgressDisplay {
+  const rates = new Map<string, Rates>();
+  const rateOf = (progress: Progress) => {
+    let r = rates.get(progress.chain);
+    if (!r) {
+      r = new Rates();
+      rates.set(progress.chain, r);
+    }
+    return r.add(progress);
+  };
+
+  if (!interactive) {
+    const lastLog = new Map<string, number>();
+    return {
+      update(progress) {
+        const rate = rateOf(progress);
+        const now = Date.now();
+        if (now - (lastLog.get(progress.chain) ?? 0) < intervalMs) return;
+        lastLog.set(progress.chain, now);
+        const behind = Math.max(0, progress.target + 1 - progress.nextBlock);
+        logger.info(
+          {
+            chain: progress.chain,
+            phase: progress.phase,
+            block: progress.nextBlock - 1,
+            head: progress.head,
+            behind,
+            blocksPerSec: Math.round(rate.blocksPerSec),
+            eventsPerSec: Math.round(rate.transfersPerSec),
+            eta: eta(behind, rate.blocksPerSec),
+            transfers: progress.transfers,
+          },
+          "progress",
+        );
+      },
+      stop() {},
+    };
+  }
+
+  const multibar = new cliProgress.MultiBar(
+    {
+      format:
+        "{chain} |{bar}| block {block} / {target}  {blocksPerSec} blocks/s  {eventsPerSec} events/s  {behind} behind  ETA {eta}",
+      hideCursor: true,
+      clearOnComplete: false,
+      stream: process.stderr,
+      fps: 4,
+    },
+    cliProgress.Presets.shades_classic,
+  );
+  const bars = new Map<string, cliProgress.SingleBar>();
+  return {
+    update(progress) {
+      const rate = rateOf(progress);
+      const behind = Math.max(0, progress.target + 1 - progress.nextBlock);
+      const payload = {
+        chain: progress.chain.padEnd(9),
+        block: progress.nextBlock - 1,
+        target: progress.target,
+        blocksPerSec: Math.round(rate.blocksPerSec),
+        eventsPerSec: Math.round(rate.transfersPerSec),
+        behind,
+        eta: eta(behind, rate.blocksPerSec),
+      };
+      let bar = bars.get(progress.chain);
+      if (!bar) {
+        bar = multibar.create(Math.max(progress.target, 1), Math.max(progress.nextBlock - 1, 0), payload);
+        bars.set(progress.chain, bar);
+      }
+      bar.setTotal(Math.max(progress.target, 1));
+      bar.update(Math.max(progress.nextBlock - 1, 0), payload);
+    },
+    stop() {
+      multibar.stop();
+    },
+  };
+}

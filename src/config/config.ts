@@ -1,0 +1,208 @@
+import { z } from "zod";
+import { CHAIN_PRESETS } from "./chains.ts";
+
+export type ContractDiscovery = "auto" | "traces" | "receipts" | "events";
+
+export interface ChainConfig {
+  name: string;
+  chainId: number;
+  nativeSymbol: string;
+  rpcUrl: string;
+  startBlock: number;
+  confirmations: number;
+  /** How deployments are found: call traces, receipts (no factories), or first-seen events only. */
+  contractDiscovery: ContractDiscovery;
+}
+
+export interface IndexerTuning {
+  pollIntervalMs: number;
+  /** Most blocks in one batch (one transaction). */
+  maxBlocksPerBatch: number;
+  /** Batches fetched ahead of the one being written. */
+  prefetch: number;
+  rpcBatchSize: number;
+  rpcTimeoutMs: number;
+  rpcRetries: number;
+  maxLogRange: number;
+}
+
+export interface Config {
+  /** Unset: an embedded PostgreSQL in `dataDir`. */
+  databaseUrl: string | undefined;
+  dataDir: string;
+  logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace";
+  chains: ChainConfig[];
+  tuning: IndexerTuning;
+}
+
+/** Raw values as they come from flags; a per-chain value is `N` (every chain) or `name=N`. */
+export interface ConfigInput {
+  chain?: string[];
+  rpcUrl?: string[];
+  chainId?: string[];
+  nativeSymbol?: string[];
+  startBlock?: string[];
+  confirmations?: string[];
+  contractDiscovery?: string[];
+  databaseUrl?: string;
+  dataDir?: string;
+  logLevel?: string;
+  pollInterval?: string;
+  batchBlocks?: string;
+  prefetch?: string;
+  rpcBatchSize?: string;
+  rpcTimeout?: string;
+  rpcRetries?: string;
+  maxLogRange?: string;
+}
+
+export class ConfigError extends Error {
+  override readonly name = "ConfigError";
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
+  }
+}
+
+const NAME_RE = /^[a-z][a-z0-9-]*$/;
+
+const uint = (label: string) =>
+  z
+    .string()
+    .regex(/^\d+$/, `${label} must be a whole number`)
+    .transform(Number)
+    .refine(Number.isSafeInteger, `${label} is too large`);
+
+const rpcUrl = z
+  .string()
+  .refine((v) => /^https?:\/\/./.test(v) && URL.canParse(v), "rpc url must be an http(s) URL");
+
+/**
+ * Parses flags and environment once into a validated configuration. Every problem is
+ * collected, so one run tells the operator everything that is wrong.
+ */
+export function parseConfig(input: ConfigInput, env: NodeJS.ProcessEnv): Config {
+  const problems: string[] = [];
+  const field = <T>(label: string, schema: z.ZodType<T>, value: unknown): T | undefined => {
+    const parsed = schema.safeParse(value);
+    if (parsed.success) return parsed.data;
+    for (const issue of parsed.error.issues) problems.push(`${label}: ${issue.message}`);
+    return undefined;
+  };
+
+  const chainSpecs = input.chain?.length ? input.chain : splitList(env.MINTLENS_CHAINS);
+  const chains: ChainConfig[] = [];
+  const seenNames = new Set<string>();
+  const seenIds = new Set<number>();
+  if (chainSpecs.length === 0) problems.push("chain: name at least one chain (--chain ethereum=https://node.example)");
+
+  for (const spec of chainSpecs) {
+    const eq = spec.indexOf("=");
+    const name = (eq < 0 ? spec : spec.slice(0, eq)).trim().toLowerCase();
+    const inlineUrl = eq < 0 ? undefined : spec.slice(eq + 1).trim();
+    if (!NAME_RE.test(name)) {
+      problems.push(`chain: "${name}" is not a valid chain name (lower-case letters, digits and dashes)`);
+      continue;
+    }
+    if (seenNames.has(name)) problems.push(`chain: ${name} is given twice`);
+    seenNames.add(name);
+    const preset = CHAIN_PRESETS[name];
+    const envKey = (key: string) => env[`MINTLENS_${name.toUpperCase().replaceAll("-", "_")}_${key}`];
+    const pick = (values: string[] | undefined, key: string) => perChain(values, name) ?? envKey(key);
+
+    const url = field(
+      `${name} rpc url`,
+      rpcUrl,
+      inlineUrl ?? pick(input.rpcUrl, "RPC_URL") ?? (chainSpecs.length === 1 ? env.MINTLENS_RPC_URL : undefined),
+    );
+    if (url === undefined && !problems.some((p) => p.startsWith(`${name} rpc url`))) {
+      problems.push(`${name} rpc url: missing (--chain ${name}=URL or MINTLENS_${name.toUpperCase()}_RPC_URL)`);
+    }
+    const chainIdRaw = pick(input.chainId, "CHAIN_ID");
+    const chainId =
+      chainIdRaw !== undefined ? field(`${name} chain id`, uint("chain id"), chainIdRaw) : preset?.chainId;
+    if (chainId === undefined && chainIdRaw === undefined) {
+      problems.push(`${name} chain id: unknown chain, give --chain-id ${name}=N`);
+    }
+    if (chainId !== undefined && seenIds.has(chainId)) problems.push(`${name} chain id: ${chainId} is used twice`);
+    if (chainId !== undefined) seenIds.add(chainId);
+    const nativeSymbol = pick(input.nativeSymbol, "NATIVE_SYMBOL") ?? preset?.nativeSymbol;
+    if (nativeSymbol === undefined) problems.push(`${name} native symbol: unknown chain, give --native-symbol ${name}=SYMBOL`);
+    const startRaw = pick(input.startBlock, "START_BLOCK");
+    const startBlock = startRaw === undefined ? 0 : field(`${name} start block`, uint("start block"), startRaw);
+    const confRaw = pick(input.confirmations, "CONFIRMATIONS");
+    const confirmations =
+      confRaw === undefined ? (preset?.confirmations ?? 12) : field(`${name} confirmations`, uint("confirmations"), confRaw);
+    const discovery = field(
+      `${name} contract discovery`,
+      z.enum(["auto", "traces", "receipts", "events"]),
+      pick(input.contractDiscovery, "CONTRACT_DISCOVERY") ?? "auto",
+    );
+    if (
+      url !== undefined &&
+      chainId !== undefined &&
+      nativeSymbol !== undefined &&
+      startBlock !== undefined &&
+      confirmations !== undefined &&
+      discovery !== undefined
+    ) {
+      chains.push({ name, chainId, nativeSymbol, rpcUrl: url, startBlock, confirmations, contractDiscovery: discovery });
+    }
+  }
+
+  const num = (label: string, flag: string | undefined, envName: string, fallback: number, min: number) => {
+    const raw = flag ?? env[envName];
+    if (raw === undefined) return fallback;
+    const value = field(label, uint(label), raw);
+    if (value !== undefined && value < min) problems.push(`${label}: must be at least ${min}`);
+    return value ?? fallback;
+  };
+  const tuning: IndexerTuning = {
+    pollIntervalMs: num("poll interval", input.pollInterval, "MINTLENS_POLL_INTERVAL_MS", 2000, 50),
+    maxBlocksPerBatch: num("batch blocks", input.batchBlocks, "MINTLENS_BATCH_BLOCKS", 2000, 1),
+    prefetch: num("prefetch", input.prefetch, "MINTLENS_PREFETCH", 3, 1),
+    rpcBatchSize: num("rpc batch size", input.rpcBatchSize, "MINTLENS_RPC_BATCH_SIZE", 100, 1),
+    rpcTimeoutMs: num("rpc timeout", input.rpcTimeout, "MINTLENS_RPC_TIMEOUT_MS", 30_000, 100),
+    rpcRetries: num("rpc retries", input.rpcRetries, "MINTLENS_RPC_RETRIES", 8, 0),
+    maxLogRange: num("max log range", input.maxLogRange, "MINTLENS_MAX_LOG_RANGE", 2000, 1),
+  };
+
+  const databaseUrl = input.databaseUrl ?? env.DATABASE_URL;
+  if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    problems.push("database url: must be a postgres:// or postgresql:// URL");
+  }
+  const logLevel = field(
+    "log level",
+    z.enum(["fatal", "error", "warn", "info", "debug", "trace"]),
+    input.logLevel ?? env.MINTLENS_LOG_LEVEL ?? "info",
+  );
+
+  if (problems.length > 0) throw new ConfigError(problems);
+  return {
+    databaseUrl,
+    dataDir: input.dataDir ?? env.MINTLENS_DATA_DIR ?? ".mintlens",
+    logLevel: logLevel ?? "info",
+    chains,
+    tuning,
+  };
+}
+
+/** A per-chain flag value: the last `name=value` for this chain, else the last bare value. */
+function perChain(values: string[] | undefined, name: string): string | undefined {
+  if (!values) return undefined;
+  let bare: string | undefined;
+  let named: string | undefined;
+  for (const value of values) {
+    const eq = value.indexOf("=");
+    const prefix = eq < 0 ? "" : value.slice(0, eq);
+    if (eq > 0 && NAME_RE.test(prefix) && !prefix.includes(":")) {
+      if (prefix === name) named = value.slice(eq + 1);
+    } else {
+      bare = value;
+    }
+  }
+  return named ?? bare;
+}
+
+function splitList(value: string | undefined): string[] {
+  return value ? value.split(",").map((s) => s.trim()).filter(Boolean) : [];
+}

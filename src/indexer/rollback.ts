@@ -1,0 +1,37 @@
+import { forgetBlocksAfter, setNextBlock } from "../store/chain-state.ts";
+import { deleteContractsDiscoveredAfter } from "../store/contracts.ts";
+import type { Sql } from "../store/database.ts";
+import { applyOwnership, holderUnits, pruneAfterRollback } from "../store/ownership.ts";
+import { deleteTransfersAfter, nftTransfersAfter } from "../store/transfers.ts";
+import { computeEffects, touchedHolders, unitsBeforeTransfers } from "./effects.ts";
+
+/**
+ * Undoes everything derived from blocks after `ancestor`, in one transaction. The stored
+ * transfers are the journal: replaying them from the units held before them gives exactly
+ * the changes to take back.
+ */
+export async function rollbackAfter(sql: Sql, chainId: number, ancestor: number): Promise<number> {
+  return sql.begin(async (tx) => {
+    const { transfers, times } = await nftTransfersAfter(tx, chainId, ancestor);
+    const pairs = touchedHolders(transfers);
+    const current = await holderUnits(tx, chainId, pairs);
+    const before = unitsBeforeTransfers(transfers, (c, h) => current.get(c + h) ?? 0n);
+    const effects = computeEffects(
+      transfers,
+      (block) => {
+        const time = times.get(block);
+        if (time === undefined) throw new Error(`no time for block ${block}`);
+        return time;
+      },
+      before,
+    );
+    const restored = pairs.map((p) => ({ ...p, units: before(p.contract, p.holder) }));
+    await applyOwnership(tx, chainId, { ...effects, holders: restored }, -1);
+    await deleteTransfersAfter(tx, chainId, ancestor);
+    await pruneAfterRollback(tx, chainId, ancestor, effects);
+    await deleteContractsDiscoveredAfter(tx, chainId, ancestor);
+    await forgetBlocksAfter(tx, chainId, ancestor);
+    await setNextBlock(tx, chainId, ancestor + 1);
+    return transfers.length;
+  });
+}

@@ -1,0 +1,65 @@
+import type { Hex } from "../core/hex.ts";
+import type { BlockHeader } from "../core/types.ts";
+import { type Queryable, bare, toHex } from "./database.ts";
+
+export interface ChainIdentity {
+  chainId: number;
+  name: string;
+  nativeSymbol: string;
+  startBlock: number;
+}
+
+/** Registers the chain on first use and returns the first block not yet indexed. */
+export async function ensureChain(sql: Queryable, chain: ChainIdentity): Promise<number> {
+  await sql`
+    INSERT INTO chains (chain_id, name, native_symbol, start_block, next_block)
+    VALUES (${chain.chainId}, ${chain.name}, ${chain.nativeSymbol}, ${chain.startBlock}, ${chain.startBlock})
+    ON CONFLICT (chain_id) DO UPDATE SET name = excluded.name, native_symbol = excluded.native_symbol`;
+  return nextBlock(sql, chain.chainId);
+}
+
+export async function nextBlock(sql: Queryable, chainId: number): Promise<number> {
+  const [row] = await sql<{ next_block: string }[]>`SELECT next_block FROM chains WHERE chain_id = ${chainId}`;
+  if (!row) throw new Error(`chain ${chainId} is not registered`);
+  return Number(row.next_block);
+}
+
+export async function setNextBlock(sql: Queryable, chainId: number, next: number): Promise<void> {
+  await sql`UPDATE chains SET next_block = ${next}, updated_at = now() WHERE chain_id = ${chainId}`;
+}
+
+/** The stored hash of an indexed block, if it is still among the recent ones. */
+export async function storedBlockHash(sql: Queryable, chainId: number, number: number): Promise<Hex | undefined> {
+  const [row] = await sql<{ hash: Uint8Array }[]>`
+    SELECT hash FROM recent_blocks WHERE chain_id = ${chainId} AND number = ${number}`;
+  return row ? toHex(row.hash) : undefined;
+}
+
+export async function oldestRecentBlock(sql: Queryable, chainId: number): Promise<number | undefined> {
+  const [row] = await sql<{ n: string | null }[]>`SELECT min(number) AS n FROM recent_blocks WHERE chain_id = ${chainId}`;
+  return row?.n == null ? undefined : Number(row.n);
+}
+
+/** Remembers the newest headers and forgets those older than `keep` blocks behind the newest. */
+export async function rememberBlocks(
+  sql: Queryable,
+  chainId: number,
+  headers: readonly BlockHeader[],
+  keep: number,
+): Promise<void> {
+  const newest = headers.at(-1);
+  if (!newest) return;
+  const recent = headers.slice(-keep);
+  await sql`
+    INSERT INTO recent_blocks (chain_id, number, hash, parent_hash, block_time)
+    SELECT ${chainId}, n::bigint, decode(h, 'hex'), decode(p, 'hex'), to_timestamp(t::bigint)
+    FROM unnest(${recent.map((b) => b.number)}::bigint[], ${recent.map((b) => bare(b.hash))}::text[],
+                ${recent.map((b) => bare(b.parentHash))}::text[], ${recent.map((b) => b.timestamp)}::bigint[]) AS u(n, h, p, t)
+    ON CONFLICT (chain_id, number) DO UPDATE SET hash = excluded.hash, parent_hash = excluded.parent_hash,
+      block_time = excluded.block_time`;
+  await sql`DELETE FROM recent_blocks WHERE chain_id = ${chainId} AND number <= ${newest.number - keep}`;
+}
+
+export async function forgetBlocksAfter(sql: Queryable, chainId: number, block: number): Promise<void> {
+  await sql`DELETE FROM recent_blocks WHERE chain_id = ${chainId} AND number > ${block}`;
+}

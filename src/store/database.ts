@@ -1,0 +1,37 @@
+import postgres from "postgres";
+import { UserFacingError, errorMessage } from "../core/errors.ts";
+import { redactUrl } from "../core/url.ts";
+
+export type Sql = postgres.Sql;
+/** A connection pool or a transaction: the store's query functions take either. */
+export type Queryable = postgres.Sql | postgres.TransactionSql;
+
+/** Opens a pool and proves the server answers, so that a wrong URL fails at start with one line. */
+export async function connectDatabase(url: string, options: { max?: number } = {}): Promise<Sql> {
+  const sql = postgres(url, {
+    max: options.max ?? 10,
+    connect_timeout: 10,
+    onnotice: () => {},
+    // numeric and int8 stay strings: amounts are exact and block numbers fit in JS numbers.
+    types: {},
+  });
+  try {
+    const [row] = await sql<{ version: number }[]>`SELECT current_setting('server_version_num')::int AS version`;
+    if (!row || row.version < 150000) {
+      throw new Error(`PostgreSQL 15 or newer is required, the server is ${row?.version ?? "unknown"}`);
+    }
+  } catch (error) {
+    await sql.end({ timeout: 1 }).catch(() => {});
+    throw new UserFacingError(`cannot use the database at ${redactUrl(url)}: ${errorMessage(error)}`);
+  }
+  return sql;
+}
+
+/** bytea in hex form without the 0x, for passing arrays through unnest(text[]). */
+export function bare(hex: string): string {
+  return hex.slice(2);
+}
+
+export function toHex(bytes: Uint8Array): `0x${string}` {
+  return `0x${Buffer.from(bytes).toString("hex")}`;
+}

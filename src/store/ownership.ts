@@ -1,0 +1,156 @@
+import type { Address } from "../core/hex.ts";
+import { type Queryable, bare, toHex } from "./database.ts";
+
+/** Everything a run of transfers changes in ownership and supply, in the form the store applies it. */
+export interface OwnershipChanges {
+  balances: ReadonlyArray<{ contract: Address; tokenId: bigint; holder: Address; delta: bigint }>;
+  /** New absolute units per touched (collection, holder); zero removes the holder. */
+  holders: ReadonlyArray<{ contract: Address; holder: Address; units: bigint }>;
+  tokens: ReadonlyArray<{
+    contract: Address;
+    tokenId: bigint;
+    minted: bigint;
+    burned: bigint;
+    firstMint: { txHash: string; logIndex: number; blockNumber: number; time: number } | undefined;
+  }>;
+  collections: ReadonlyArray<{ contract: Address; minted: bigint; burned: bigint; holders: number; transfers: number }>;
+  buckets: ReadonlyArray<{
+    contract: Address;
+    start: number;
+    minted: bigint;
+    burned: bigint;
+    holders: number;
+    transfers: number;
+  }>;
+}
+
+/** Current units of the given (collection, holder) pairs; absent pairs hold nothing. */
+export async function holderUnits(
+  sql: Queryable,
+  chainId: number,
+  pairs: ReadonlyArray<{ contract: Address; holder: Address }>,
+): Promise<Map<string, bigint>> {
+  const units = new Map<string, bigint>();
+  if (pairs.length === 0) return units;
+  const rows = await sql<{ contract: Uint8Array; holder: Uint8Array; units: string }[]>`
+    SELECT h.contract, h.holder, h.units
+    FROM unnest(${pairs.map((p) => bare(p.contract))}::text[], ${pairs.map((p) => bare(p.holder))}::text[]) AS u(c, h)
+    JOIN collection_holders h
+      ON h.chain_id = ${chainId} AND h.contract = decode(u.c, 'hex') AND h.holder = decode(u.h, 'hex')`;
+  for (const row of rows) units.set(toHex(row.contract) + toHex(row.holder), BigInt(row.units));
+  return units;
+}
+
+/**
+ * Applies ownership changes. `sign` -1 applies them in reverse (a rollback); holders are
+ * always set to the absolute units given.
+ */
+export async function applyOwnership(
+  sql: Queryable,
+  chainId: number,
+  changes: OwnershipChanges,
+  sign: 1 | -1 = 1,
+): Promise<void> {
+  const s = BigInt(sign);
+  const { balances, holders, tokens, collections, buckets } = changes;
+  if (balances.length > 0) {
+    await sql`
+      MERGE INTO token_balances t
+      USING (SELECT decode(c, 'hex') AS contract, tid::numeric AS token_id, decode(h, 'hex') AS holder, d::numeric AS delta
+             FROM unnest(${balances.map((b) => bare(b.contract))}::text[], ${balances.map((b) => b.tokenId.toString())}::text[],
+                         ${balances.map((b) => bare(b.holder))}::text[], ${balances.map((b) => (b.delta * s).toString())}::text[])
+               AS u(c, tid, h, d)) s
+      ON t.chain_id = ${chainId} AND t.contract = s.contract AND t.token_id = s.token_id AND t.holder = s.holder
+      WHEN MATCHED AND t.amount + s.delta = 0 THEN DELETE
+      WHEN MATCHED THEN UPDATE SET amount = t.amount + s.delta
+      WHEN NOT MATCHED THEN INSERT (chain_id, contract, token_id, holder, amount)
+        VALUES (${chainId}, s.contract, s.token_id, s.holder, s.delta)`;
+  }
+  if (holders.length > 0) {
+    await sql`
+      MERGE INTO collection_holders t
+      USING (SELECT decode(c, 'hex') AS contract, decode(h, 'hex') AS holder, n::numeric AS units
+             FROM unnest(${holders.map((h) => bare(h.contract))}::text[], ${holders.map((h) => bare(h.holder))}::text[],
+                         ${holders.map((h) => h.units.toString())}::text[]) AS u(c, h, n)) s
+      ON t.chain_id = ${chainId} AND t.contract = s.contract AND t.holder = s.holder
+      WHEN MATCHED AND s.units = 0 THEN DELETE
+      WHEN MATCHED THEN UPDATE SET units = s.units
+      WHEN NOT MATCHED AND s.units <> 0 THEN INSERT (chain_id, contract, holder, units)
+        VALUES (${chainId}, s.contract, s.holder, s.units)`;
+  }
+  if (tokens.length > 0) {
+    const mints = tokens.map((t) => (sign === 1 ? t.firstMint : undefined));
+    await sql`
+      INSERT INTO tokens AS t (chain_id, contract, token_id, minted, burned, mint_tx, mint_log_index, mint_block, mint_time)
+      SELECT ${chainId}, decode(c, 'hex'), tid::numeric, m::numeric, b::numeric, decode(nullif(tx, ''), 'hex'), li,
+             mb, to_timestamp(mt)
+      FROM unnest(${tokens.map((t) => bare(t.contract))}::text[], ${tokens.map((t) => t.tokenId.toString())}::text[],
+                  ${tokens.map((t) => (t.minted * s).toString())}::text[], ${tokens.map((t) => (t.burned * s).toString())}::text[],
+                  ${mints.map((m) => (m ? bare(m.txHash) : ""))}::text[], ${mints.map((m) => m?.logIndex ?? null)}::int[],
+                  ${mints.map((m) => m?.blockNumber ?? null)}::bigint[], ${mints.map((m) => m?.time ?? null)}::bigint[])
+        AS u(c, tid, m, b, tx, li, mb, mt)
+      ON CONFLICT (chain_id, contract, token_id) DO UPDATE SET
+        minted = t.minted + excluded.minted,
+        burned = t.burned + excluded.burned,
+        mint_tx = coalesce(t.mint_tx, excluded.mint_tx),
+        mint_log_index = CASE WHEN t.mint_tx IS NULL THEN excluded.mint_log_index ELSE t.mint_log_index END,
+        mint_block = coalesce(t.mint_block, excluded.mint_block),
+        mint_time = coalesce(t.mint_time, excluded.mint_time)`;
+  }
+  if (collections.length > 0) {
+    await sql`
+      INSERT INTO collection_stats AS t (chain_id, contract, minted, burned, holders, transfers)
+      SELECT ${chainId}, decode(c, 'hex'), m::numeric, b::numeric, h, n
+      FROM unnest(${collections.map((c) => bare(c.contract))}::text[], ${collections.map((c) => (c.minted * s).toString())}::text[],
+                  ${collections.map((c) => (c.burned * s).toString())}::text[], ${collections.map((c) => c.holders * sign)}::bigint[],
+                  ${collections.map((c) => c.transfers * sign)}::bigint[]) AS u(c, m, b, h, n)
+      ON CONFLICT (chain_id, contract) DO UPDATE SET
+        minted = t.minted + excluded.minted, burned = t.burned + excluded.burned,
+        holders = t.holders + excluded.holders, transfers = t.transfers + excluded.transfers`;
+  }
+  if (buckets.length > 0) {
+    await sql`
+      INSERT INTO collection_buckets AS t (chain_id, contract, bucket_start, minted, burned, holders_delta, transfers)
+      SELECT ${chainId}, decode(c, 'hex'), to_timestamp(st), m::numeric, b::numeric, h, n
+      FROM unnest(${buckets.map((b) => bare(b.contract))}::text[], ${buckets.map((b) => b.start)}::bigint[],
+                  ${buckets.map((b) => (b.minted * s).toString())}::text[], ${buckets.map((b) => (b.burned * s).toString())}::text[],
+                  ${buckets.map((b) => b.holders * sign)}::bigint[], ${buckets.map((b) => b.transfers * sign)}::bigint[])
+        AS u(c, st, m, b, h, n)
+      ON CONFLICT (chain_id, contract, bucket_start) DO UPDATE SET
+        minted = t.minted + excluded.minted, burned = t.burned + excluded.burned,
+        holders_delta = t.holders_delta + excluded.holders_delta, transfers = t.transfers + excluded.transfers`;
+  }
+}
+
+/**
+ * After a rollback: mints from orphaned blocks are forgotten, and tokens, buckets and
+ * collections the rollback emptied are removed (only those it touched are looked at).
+ */
+export async function pruneAfterRollback(
+  sql: Queryable,
+  chainId: number,
+  block: number,
+  changes: OwnershipChanges,
+): Promise<void> {
+  const { tokens, buckets, collections } = changes;
+  await sql`
+    UPDATE tokens t SET mint_tx = NULL, mint_log_index = NULL, mint_block = NULL, mint_time = NULL
+    FROM unnest(${tokens.map((k) => bare(k.contract))}::text[], ${tokens.map((k) => k.tokenId.toString())}::text[]) AS u(c, tid)
+    WHERE t.chain_id = ${chainId} AND t.contract = decode(u.c, 'hex') AND t.token_id = u.tid::numeric
+      AND t.mint_block > ${block}`;
+  await sql`
+    DELETE FROM tokens t
+    USING unnest(${tokens.map((k) => bare(k.contract))}::text[], ${tokens.map((k) => k.tokenId.toString())}::text[]) AS u(c, tid)
+    WHERE t.chain_id = ${chainId} AND t.contract = decode(u.c, 'hex') AND t.token_id = u.tid::numeric
+      AND NOT EXISTS (SELECT 1 FROM nft_transfers n WHERE n.chain_id = t.chain_id AND n.contract = t.contract
+                      AND n.token_id = t.token_id)`;
+  await sql`
+    DELETE FROM collection_buckets t
+    USING unnest(${buckets.map((k) => bare(k.contract))}::text[], ${buckets.map((k) => k.start)}::bigint[]) AS u(c, st)
+    WHERE t.chain_id = ${chainId} AND t.contract = decode(u.c, 'hex') AND t.bucket_start = to_timestamp(u.st)
+      AND t.transfers = 0`;
+  await sql`
+    DELETE FROM collection_stats t
+    USING unnest(${collections.map((k) => bare(k.contract))}::text[]) AS u(c)
+    WHERE t.chain_id = ${chainId} AND t.contract = decode(u.c, 'hex') AND t.transfers = 0`;
+}
