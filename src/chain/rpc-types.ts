@@ -16,6 +16,10 @@ export interface RpcOptions {
   retryBaseMs?: number;
   /** Most blocks asked of eth_getLogs at once; the range is split further when the node refuses. */
   maxLogRange?: number;
+  /** Most HTTP requests under way at once (each may be a batch); further requests queue. */
+  maxInFlight?: number;
+  /** Most eth_getLogs sub-ranges fetched at once by one getLogs call. */
+  logConcurrency?: number;
 }
 
 /**

@@ -4,6 +4,7 @@ import type { Address } from "../core/hex.ts";
 import type { BlockHeader, ChainLog, ContractCreation } from "../core/types.ts";
 import type { FetchedBatch, FirstSeen } from "./batch.ts";
 import { decodeLogs, unclassifiedTransferEmitters } from "./decode/decode-logs.ts";
+import { emittedShapes } from "./decode/shapes.ts";
 import { TRANSFER_TOPICS } from "./decode/topics.ts";
 import type { ContractRegistry } from "./registry.ts";
 
@@ -28,7 +29,7 @@ export async function fetchBatch(ctx: FetchContext, from: number, to: number): P
   checkConsistency(from, headers, logs);
 
   const emitters = unclassifiedTransferEmitters(logs, registry.typesOf);
-  await registry.ensure([...emitters, ...creations.map((c) => c.address)], to);
+  await registry.ensure([...emitters, ...creations.map((c) => c.address)], to, emittedShapes(logs));
   const decoded = decodeLogs(logs, registry.typesOf);
 
   const referenced = new Set<Address>(creations.map((c) => c.address));

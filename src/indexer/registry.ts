@@ -2,6 +2,7 @@ import type { Address } from "../core/hex.ts";
 import type { ContractType } from "../core/types.ts";
 import type { Sql } from "../store/database.ts";
 import { type ContractRecord, storedContractTypes } from "../store/contracts.ts";
+import type { EmittedShapes } from "./decode/shapes.ts";
 
 export interface Inspection {
   types: ContractType[];
@@ -11,7 +12,9 @@ export interface Inspection {
 }
 
 /** Inspects a contract on chain: its types from byte-code, ERC-165 and emitted events; its name, symbol, decimals. */
-export type InspectFn = (address: Address, block: number) => Promise<Inspection>;
+export type InspectFn = (address: Address, emitted: EmittedShapes, block: number) => Promise<Inspection>;
+
+const NOTHING_EMITTED: EmittedShapes = new Set();
 
 const INSPECT_CONCURRENCY = 16;
 
@@ -43,7 +46,11 @@ export class ContractRegistry {
   }
 
   /** Makes sure every address is classified, from the store or by inspecting it on chain. */
-  async ensure(addresses: Iterable<Address>, block: number): Promise<void> {
+  async ensure(
+    addresses: Iterable<Address>,
+    block: number,
+    emitted: ReadonlyMap<Address, EmittedShapes> = new Map(),
+  ): Promise<void> {
     const missing: Address[] = [];
     const waits: Promise<void>[] = [];
     for (const address of new Set(addresses)) {
@@ -52,7 +59,7 @@ export class ContractRegistry {
       else if (this.needsLookup(address)) missing.push(address);
     }
     if (missing.length > 0) {
-      const work = this.lookup(missing, block);
+      const work = this.lookup(missing, block, emitted);
       for (const address of missing) {
         const own = work.then(() => {
           this.inflight.delete(address);
@@ -70,7 +77,7 @@ export class ContractRegistry {
     return types.size === 0 && !this.unclassifiable.has(address);
   }
 
-  private async lookup(addresses: Address[], block: number): Promise<void> {
+  private async lookup(addresses: Address[], block: number, emitted: ReadonlyMap<Address, EmittedShapes>): Promise<void> {
     const stored = await storedContractTypes(this.sql, this.chainId, addresses);
     const toInspect: Address[] = [];
     for (const address of addresses) {
@@ -82,7 +89,7 @@ export class ContractRegistry {
     const worker = async () => {
       while (next < toInspect.length) {
         const address = toInspect[next++] as Address;
-        const inspection = await this.inspect(address, block);
+        const inspection = await this.inspect(address, emitted.get(address) ?? NOTHING_EMITTED, block);
         if (inspection.types.length === 0) this.unclassifiable.add(address);
         this.known.set(address, new Set(inspection.types));
         this.pending.set(address, inspection);

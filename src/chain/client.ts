@@ -1,0 +1,119 @@
+import { UserFacingError } from "../core/errors.ts";
+import { type Address, type Hex, numberToHex } from "../core/hex.ts";
+import { MalformedAnswerError } from "./errors.ts";
+import { getHeaders } from "./headers.ts";
+import { LogFetcher } from "./logs.ts";
+import { address, hexData, object, quantity } from "./parse.ts";
+import { ReceiptSource } from "./receipts.ts";
+import type { ChainClient, RpcOptions } from "./rpc-types.ts";
+import { TraceSource } from "./trace-api.ts";
+import { type ChainLogger, RpcTransport } from "./transport.ts";
+
+export type { ChainLogger } from "./transport.ts";
+
+export interface ChainClientOptions extends RpcOptions {
+  logger?: ChainLogger;
+}
+
+export const RPC_DEFAULTS = {
+  batchSize: 100,
+  timeoutMs: 30_000,
+  retries: 6,
+  retryBaseMs: 250,
+  maxLogRange: 2000,
+  maxInFlight: 8,
+  logConcurrency: 4,
+} as const satisfies Required<Omit<RpcOptions, "url">>;
+
+function positiveInteger(name: string, value: number | undefined, fallback: number, min = 1): number {
+  const chosen = value ?? fallback;
+  if (!Number.isSafeInteger(chosen) || chosen < min) {
+    throw new UserFacingError(`RPC option ${name} must be an integer of at least ${min}, got ${value}`);
+  }
+  return chosen;
+}
+
+function blockTag(block: number | undefined): string {
+  if (block === undefined) return "latest";
+  if (!Number.isSafeInteger(block) || block < 0) throw new RangeError(`invalid block number ${block}`);
+  return numberToHex(block);
+}
+
+export function createChainClient(options: ChainClientOptions): ChainClient {
+  try {
+    new URL(options.url);
+  } catch {
+    throw new UserFacingError("the JSON-RPC node URL is not a valid URL");
+  }
+  const retries = positiveInteger("retries", options.retries, RPC_DEFAULTS.retries, 0);
+  const retryBaseMs = positiveInteger("retryBaseMs", options.retryBaseMs, RPC_DEFAULTS.retryBaseMs, 0);
+  const transport = new RpcTransport({
+    url: options.url,
+    batchSize: positiveInteger("batchSize", options.batchSize, RPC_DEFAULTS.batchSize),
+    timeoutMs: positiveInteger("timeoutMs", options.timeoutMs, RPC_DEFAULTS.timeoutMs),
+    retries,
+    retryBaseMs,
+    maxInFlight: positiveInteger("maxInFlight", options.maxInFlight, RPC_DEFAULTS.maxInFlight),
+    logger: options.logger,
+  });
+  const logs = new LogFetcher(
+    transport,
+    positiveInteger("maxLogRange", options.maxLogRange, RPC_DEFAULTS.maxLogRange),
+    positiveInteger("logConcurrency", options.logConcurrency, RPC_DEFAULTS.logConcurrency),
+  );
+
+  const blockNumber = (): Promise<number> =>
+    transport.request({
+      method: "eth_blockNumber",
+      params: [],
+      parse: (r) => quantity(r, "eth_blockNumber"),
+    });
+  const getCode = async (account: Address, block?: number): Promise<Hex> =>
+    transport.request({
+      method: "eth_getCode",
+      params: [account, blockTag(block)],
+      parse: (r) => hexData(r, "eth_getCode result"),
+    });
+
+  const traces = new TraceSource(transport, {
+    head: blockNumber,
+    retries,
+    retryBaseMs,
+    logger: options.logger,
+  });
+  const receipts = new ReceiptSource(transport, getCode, options.logger);
+
+  return {
+    url: options.url,
+    chainId: () =>
+      transport.request({ method: "eth_chainId", params: [], parse: (r) => quantity(r, "eth_chainId") }),
+    blockNumber,
+    getLogs: (from, to, topic0) => logs.getLogs(from, to, topic0),
+    getHeaders: (numbers) => getHeaders(transport, numbers),
+    getCode,
+    call: async (to, data, block) =>
+      transport.request({
+        method: "eth_call",
+        params: [{ to, data }, blockTag(block)],
+        parse: (r) => {
+          const result = hexData(r, "eth_call result");
+          return result === "0x" ? undefined : result;
+        },
+        settle: (_error, verdict) => (verdict === "revert" ? { value: undefined } : undefined),
+      }),
+    getTransactionSender: async (txHash) =>
+      transport.request({
+        method: "eth_getTransactionByHash",
+        params: [txHash],
+        parse: (r) => {
+          if (r === null)
+            throw new MalformedAnswerError(`transaction ${txHash} is not available on the node yet`);
+          return address(object(r, `transaction ${txHash}`).from, `transaction ${txHash} from`);
+        },
+      }),
+    traceApi: () => traces.traceApi(),
+    getTracedCreations: (from, to) => traces.getTracedCreations(from, to),
+    getReceiptCreations: (from, to) => receipts.getReceiptCreations(from, to),
+    close: async () => transport.close(),
+  };
+}

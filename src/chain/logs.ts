@@ -1,0 +1,209 @@
+import { RequestTooLargeError } from "../core/errors.ts";
+import { type Hex, numberToHex } from "../core/hex.ts";
+import type { ChainLog } from "../core/types.ts";
+import { oneLine, RefusedAsAskedError } from "./errors.ts";
+import { bad, checkBlockRange } from "./parse.ts";
+import type { RpcTransport } from "./transport.ts";
+
+interface RawLog {
+  address?: unknown;
+  topics?: unknown;
+  data?: unknown;
+  blockNumber?: unknown;
+  blockHash?: unknown;
+  logIndex?: unknown;
+  transactionHash?: unknown;
+  transactionIndex?: unknown;
+  removed?: unknown;
+}
+
+function quantityField(value: unknown, what: string, index: number): number {
+  // The shape is checked, not every digit: a regex per field costs more than the rest of the parse, and
+  // parseInt (which takes the 0x prefix with radix 16) turns anything without a leading hex digit into NaN.
+  if (typeof value !== "string" || value.length < 3 || value.length > 16 || value.charCodeAt(1) !== 120) {
+    throw bad(`log ${index} ${what}`, value);
+  }
+  const n = Number.parseInt(value, 16);
+  if (!Number.isSafeInteger(n)) throw bad(`log ${index} ${what}`, value);
+  return n;
+}
+
+function hashField(value: unknown, what: string, index: number): Hex {
+  if (typeof value !== "string" || value.length !== 66 || value.charCodeAt(1) !== 120) {
+    throw bad(`log ${index} ${what}`, value);
+  }
+  return value.toLowerCase() as Hex;
+}
+
+/**
+ * Turns an eth_getLogs answer for [from, to] into ChainLogs, checking what the rest of the indexer relies
+ * on: every log inside the range, none `removed`, strictly ordered by (block, logIndex) (so no duplicates),
+ * one hash per block, and a first topic that was asked for. This is the hot path of a backfill: plain
+ * loops and direct field reads, no formatter layers.
+ */
+export function parseLogs(
+  result: unknown,
+  from: number,
+  to: number,
+  topic0: ReadonlySet<string>,
+): ChainLog[] {
+  if (!Array.isArray(result)) throw bad("eth_getLogs result", result);
+  const logs: ChainLog[] = new Array(result.length);
+  let prevBlock = -1;
+  let prevIndex = -1;
+  let prevHash = "";
+  for (let i = 0; i < result.length; i++) {
+    const raw = result[i] as RawLog | null;
+    if (raw === null || typeof raw !== "object") throw bad(`log ${i}`, raw);
+    if (raw.removed === true) throw bad(`log ${i} removed`, true);
+
+    const blockNumber = quantityField(raw.blockNumber, "blockNumber", i);
+    if (blockNumber < from || blockNumber > to) {
+      throw bad(`log ${i} blockNumber (asked for [${from}, ${to}])`, blockNumber);
+    }
+    const logIndex = quantityField(raw.logIndex, "logIndex", i);
+    const blockHash = hashField(raw.blockHash, "blockHash", i);
+    if (blockNumber < prevBlock || (blockNumber === prevBlock && logIndex <= prevIndex)) {
+      throw bad(
+        `log ${i} order (after block ${prevBlock} log ${prevIndex})`,
+        `block ${blockNumber} log ${logIndex}`,
+      );
+    }
+    if (blockNumber === prevBlock && blockHash !== prevHash) {
+      throw bad(`log ${i} blockHash (differs from the block's other logs)`, blockHash);
+    }
+
+    const address = raw.address;
+    if (typeof address !== "string" || address.length !== 42 || address.charCodeAt(1) !== 120) {
+      throw bad(`log ${i} address`, address);
+    }
+    const rawTopics = raw.topics;
+    if (!Array.isArray(rawTopics) || rawTopics.length === 0 || rawTopics.length > 4) {
+      throw bad(`log ${i} topics`, rawTopics);
+    }
+    for (let t = 0; t < rawTopics.length; t++) rawTopics[t] = hashField(rawTopics[t], "topic", i);
+    if (!topic0.has(rawTopics[0] as string)) throw bad(`log ${i} topic0 (not asked for)`, rawTopics[0]);
+    const data = raw.data;
+    if (typeof data !== "string" || data.charCodeAt(1) !== 120 || data.length % 2 !== 0) {
+      throw bad(`log ${i} data`, data);
+    }
+
+    logs[i] = {
+      address: address.toLowerCase() as Hex,
+      topics: rawTopics as Hex[],
+      data: data as Hex,
+      blockNumber,
+      blockHash,
+      logIndex,
+      transactionHash: hashField(raw.transactionHash, "transactionHash", i),
+      transactionIndex: quantityField(raw.transactionIndex, "transactionIndex", i),
+    };
+    prevBlock = blockNumber;
+    prevIndex = logIndex;
+    prevHash = blockHash;
+  }
+  return logs;
+}
+
+function reasonOf(error: RequestTooLargeError): string {
+  return error instanceof RefusedAsAskedError ? error.reason : oneLine(error.message);
+}
+
+/** Successes at the learned range size before trying twice as many blocks again. */
+const GROW_AFTER = 4;
+
+/**
+ * eth_getLogs over any range: cut into chunks of at most `maxRange` blocks, fetched by a few workers,
+ * each chunk halved again (down to one block) when the node refuses it. The size the node last accepted
+ * is remembered, so a node with a 10 000-result cap is not asked for refused ranges over and over,
+ * and grows back after a few successes since log density varies along the chain.
+ */
+export class LogFetcher {
+  private window: number;
+  private successes = 0;
+
+  constructor(
+    private readonly transport: RpcTransport,
+    private readonly maxRange: number,
+    private readonly concurrency: number,
+  ) {
+    this.window = maxRange;
+  }
+
+  async getLogs(from: number, to: number, topic0: readonly Hex[]): Promise<ChainLog[]> {
+    checkBlockRange(from, to);
+    if (topic0.length === 0) return [];
+    const topics = [...new Set(topic0.map((t) => t.toLowerCase() as Hex))];
+    const topicSet: ReadonlySet<string> = new Set(topics);
+    const parts: { start: number; logs: ChainLog[] }[] = [];
+    let cursor = from;
+    let failed = false;
+
+    const worker = async (): Promise<void> => {
+      while (!failed && cursor <= to) {
+        const start = cursor;
+        const end = Math.min(to, start + this.window - 1);
+        cursor = end + 1;
+        try {
+          parts.push({ start, logs: await this.fetchRange(start, end, topics, topicSet) });
+        } catch (error) {
+          failed = true;
+          throw error;
+        }
+      }
+    };
+    const workers = Math.max(1, Math.min(this.concurrency, Math.ceil((to - from + 1) / this.window)));
+    await Promise.all(Array.from({ length: workers }, worker));
+
+    if (parts.length === 1) return parts[0]?.logs ?? [];
+    parts.sort((a, b) => a.start - b.start);
+    const total = parts.reduce((n, part) => n + part.logs.length, 0);
+    const logs: ChainLog[] = new Array(total);
+    let offset = 0;
+    for (const part of parts) {
+      for (let i = 0; i < part.logs.length; i++) logs[offset + i] = part.logs[i] as ChainLog;
+      offset += part.logs.length;
+    }
+    return logs;
+  }
+
+  private async fetchRange(
+    from: number,
+    to: number,
+    topics: readonly Hex[],
+    topicSet: ReadonlySet<string>,
+  ): Promise<ChainLog[]> {
+    const size = to - from + 1;
+    try {
+      const logs = await this.transport.request({
+        method: "eth_getLogs",
+        params: [{ fromBlock: numberToHex(from), toBlock: numberToHex(to), topics: [topics] }],
+        maxBatch: 1,
+        parse: (result) => parseLogs(result, from, to, topicSet),
+      });
+      this.onSuccess(size);
+      return logs;
+    } catch (error) {
+      if (!(error instanceof RequestTooLargeError)) throw error;
+      if (from === to) {
+        throw new RequestTooLargeError(
+          `${this.transport.displayUrl} refuses eth_getLogs even for the single block ${from}: ${reasonOf(error)}`,
+        );
+      }
+      this.window = Math.max(1, Math.min(this.window, Math.floor(size / 2)));
+      this.successes = 0;
+      const mid = from + Math.floor((to - from) / 2);
+      const left = await this.fetchRange(from, mid, topics, topicSet);
+      const right = await this.fetchRange(mid + 1, to, topics, topicSet);
+      return left.length === 0 ? right : right.length === 0 ? left : left.concat(right);
+    }
+  }
+
+  private onSuccess(size: number): void {
+    if (this.window >= this.maxRange || size < this.window) return;
+    if (++this.successes >= GROW_AFTER) {
+      this.window = Math.min(this.maxRange, this.window * 2);
+      this.successes = 0;
+    }
+  }
+}

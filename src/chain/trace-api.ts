@@ -1,0 +1,124 @@
+import { UserFacingError } from "../core/errors.ts";
+import { type Hex, numberToHex } from "../core/hex.ts";
+import type { ContractCreation } from "../core/types.ts";
+import { MalformedAnswerError, NodeRejectedError } from "./errors.ts";
+import { array, checkBlockRange, hash, object } from "./parse.ts";
+import { backoffDelay } from "./retry.ts";
+import type { TraceApi } from "./rpc-types.ts";
+import { gethTracesHaveHashes, parseGethBlockTraces, parseParityBlockTraces } from "./traces.ts";
+import type { ChainLogger, RpcTransport } from "./transport.ts";
+
+/** Block traces run to megabytes on mainnet; keep their batches small so one answer stays manageable. */
+const TRACE_BATCH = 10;
+
+export interface TraceSourceOptions {
+  head(): Promise<number>;
+  retries: number;
+  retryBaseMs: number;
+  logger?: ChainLogger | undefined;
+}
+
+/** Finds which trace API the node offers (once) and reads contract creations from it. */
+export class TraceSource {
+  private detected: Promise<TraceApi> | undefined;
+
+  constructor(
+    private readonly transport: RpcTransport,
+    private readonly options: TraceSourceOptions,
+  ) {}
+
+  traceApi(): Promise<TraceApi> {
+    if (!this.detected) {
+      const detecting = this.detect();
+      this.detected = detecting;
+      // A probe that could not reach a verdict (the node was down) is not remembered.
+      detecting.catch(() => {
+        if (this.detected === detecting) this.detected = undefined;
+      });
+    }
+    return this.detected;
+  }
+
+  async getTracedCreations(from: number, to: number): Promise<ContractCreation[]> {
+    checkBlockRange(from, to);
+    const api = await this.traceApi();
+    if (api === "none") {
+      throw new UserFacingError(
+        `${this.transport.displayUrl} offers neither trace_block nor debug_traceBlockByNumber (callTracer); ` +
+          "enable the trace or debug API, or find contracts from receipts instead",
+      );
+    }
+    const blocks = Array.from({ length: to - from + 1 }, (_, i) => from + i);
+    const perBlock = await Promise.all(
+      blocks.map((n) => (api === "parity" ? this.parityBlock(n) : this.gethBlock(n))),
+    );
+    return perBlock.flat();
+  }
+
+  private async detect(): Promise<TraceApi> {
+    const block = numberToHex(await this.options.head());
+    let api: TraceApi = "none";
+    if (await this.offers("trace_block", [block])) api = "parity";
+    else if (await this.offers("debug_traceBlockByNumber", [block, { tracer: "callTracer" }])) api = "geth";
+    this.options.logger?.info({ url: this.transport.displayUrl, traceApi: api }, "trace API detected");
+    return api;
+  }
+
+  private async offers(method: string, params: readonly unknown[]): Promise<boolean> {
+    try {
+      await this.transport.request({ method, params, maxBatch: 1, parse: (result) => result });
+      return true;
+    } catch (error) {
+      // Any refusal of the probe (method missing, namespace disabled, not on this plan) means it is not usable.
+      if (error instanceof NodeRejectedError) return false;
+      throw error;
+    }
+  }
+
+  private parityBlock(n: number): Promise<ContractCreation[]> {
+    return this.transport.request({
+      method: "trace_block",
+      params: [numberToHex(n)],
+      maxBatch: TRACE_BATCH,
+      parse: (result) => parseParityBlockTraces(result, n),
+    });
+  }
+
+  private async gethBlock(n: number): Promise<ContractCreation[]> {
+    // Without transaction hashes in the traces (older geth) they come from the block's transaction list,
+    // a second request: if the two disagree (a reorg in between), both are asked again.
+    for (let attempt = 1; ; attempt++) {
+      const traced = await this.transport.request({
+        method: "debug_traceBlockByNumber",
+        params: [numberToHex(n), { tracer: "callTracer" }],
+        maxBatch: TRACE_BATCH,
+        parse: (result): { creations: ContractCreation[] } | { entries: unknown[] } => {
+          const entries = array(result, `debug_traceBlockByNumber ${n} result`);
+          return gethTracesHaveHashes(entries)
+            ? { creations: parseGethBlockTraces(entries, n) }
+            : { entries };
+        },
+      });
+      if ("creations" in traced) return traced.creations;
+      const hashes = await this.transport.request({
+        method: "eth_getBlockByNumber",
+        params: [numberToHex(n), false],
+        parse: (result) => blockTransactionHashes(result, n),
+      });
+      try {
+        return parseGethBlockTraces(traced.entries, n, hashes);
+      } catch (error) {
+        if (!(error instanceof MalformedAnswerError) || attempt > this.options.retries) throw error;
+        await new Promise((resolve) => setTimeout(resolve, backoffDelay(attempt, this.options.retryBaseMs)));
+      }
+    }
+  }
+}
+
+function blockTransactionHashes(result: unknown, n: number): Hex[] {
+  if (result === null) throw new MalformedAnswerError(`block ${n} is not available on the node yet`);
+  const block = object(result, `block ${n}`);
+  return array(block.transactions, `block ${n} transactions`).map((tx, i) =>
+    hash(tx, `block ${n} transaction ${i}`),
+  );
+}

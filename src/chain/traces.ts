@@ -1,0 +1,141 @@
+import type { Address, Hex } from "../core/hex.ts";
+import type { ContractCreation } from "../core/types.ts";
+import { MalformedAnswerError } from "./errors.ts";
+import { address, array, hash, object, quantity, type RawObject } from "./parse.ts";
+
+/**
+ * Contract creations from the two trace forms nodes offer. A creation counts only when its own frame
+ * and every frame above it succeeded: a failed frame reverts everything done beneath it, so a CREATE
+ * under a reverted call left no contract behind even though its own frame reports success.
+ */
+
+function failed(frame: RawObject): boolean {
+  return frame.error !== undefined && frame.error !== null;
+}
+
+/**
+ * Parity/OpenEthereum `trace_block` (also erigon, nethermind, reth, anvil): a flat list of frames in
+ * depth-first order, each placed in its transaction by `traceAddress`. Block-level entries (rewards)
+ * have no transaction and are skipped.
+ */
+export function parseParityBlockTraces(result: unknown, blockNumber: number): ContractCreation[] {
+  if (result === null) throw new MalformedAnswerError(`traces of block ${blockNumber} are not available yet`);
+  const traces = array(result, `trace_block ${blockNumber} result`);
+  const failedPaths = new Set<string>();
+  const senders = new Map<string, Address>();
+  const frames: { tx: Hex; path: readonly number[]; trace: RawObject }[] = [];
+
+  for (let i = 0; i < traces.length; i++) {
+    const trace = object(traces[i], `trace ${i} of block ${blockNumber}`);
+    if (trace.transactionHash === null || trace.transactionHash === undefined) continue;
+    const tx = hash(trace.transactionHash, `trace ${i} transactionHash`);
+    const traceBlock = quantity(trace.blockNumber, `trace ${i} blockNumber`);
+    if (traceBlock !== blockNumber) {
+      throw new MalformedAnswerError(
+        `asked for traces of block ${blockNumber}, got a trace of block ${traceBlock}`,
+      );
+    }
+    const path = array(trace.traceAddress, `trace ${i} traceAddress`).map((step) => {
+      if (typeof step !== "number" || !Number.isSafeInteger(step) || step < 0) {
+        throw new MalformedAnswerError(`malformed answer: trace ${i} traceAddress holds ${String(step)}`);
+      }
+      return step;
+    });
+    if (failed(trace)) failedPaths.add(`${tx}:${path.join(",")}`);
+    if (path.length === 0) {
+      senders.set(tx, address(object(trace.action, `trace ${i} action`).from, `trace ${i} action.from`));
+    }
+    frames.push({ tx, path, trace });
+  }
+
+  const creations: ContractCreation[] = [];
+  for (const { tx, path, trace } of frames) {
+    if (trace.type !== "create") continue;
+    let prefix = `${tx}:`;
+    let reverted = failedPaths.has(prefix);
+    for (let depth = 0; depth < path.length && !reverted; depth++) {
+      prefix += depth === 0 ? `${path[depth]}` : `,${path[depth]}`;
+      reverted = failedPaths.has(prefix);
+    }
+    if (reverted) continue;
+    const txFrom = senders.get(tx);
+    if (!txFrom)
+      throw new MalformedAnswerError(`block ${blockNumber} transaction ${tx} has no top-level trace`);
+    creations.push({
+      address: address(object(trace.result, "create trace result").address, "create trace result.address"),
+      creator: address(object(trace.action, "create trace action").from, "create trace action.from"),
+      txFrom,
+      txHash: tx,
+      blockNumber,
+    });
+  }
+  return creations;
+}
+
+/** Whether every entry of a geth block trace names its transaction (geth ≥ 1.11 does; older ones do not). */
+export function gethTracesHaveHashes(result: readonly unknown[]): boolean {
+  return result.every(
+    (entry) => entry !== null && typeof entry === "object" && typeof (entry as RawObject).txHash === "string",
+  );
+}
+
+/**
+ * geth `debug_traceBlockByNumber` with callTracer: one call tree per transaction, in block order, as
+ * `{ txHash?, result }`. Entries without txHash take it from `txHashes`, the block's transaction list.
+ */
+export function parseGethBlockTraces(
+  result: unknown,
+  blockNumber: number,
+  txHashes?: readonly Hex[],
+): ContractCreation[] {
+  if (result === null) throw new MalformedAnswerError(`traces of block ${blockNumber} are not available yet`);
+  const entries = array(result, `debug_traceBlockByNumber ${blockNumber} result`);
+  if (txHashes && txHashes.length !== entries.length) {
+    throw new MalformedAnswerError(
+      `block ${blockNumber} has ${txHashes.length} transactions but the node traced ${entries.length}`,
+    );
+  }
+  const creations: ContractCreation[] = [];
+  for (let i = 0; i < entries.length; i++) {
+    const entry = object(entries[i], `trace ${i} of block ${blockNumber}`);
+    if (entry.result === undefined && failed(entry)) {
+      throw new MalformedAnswerError(
+        `the node could not trace transaction ${i} of block ${blockNumber}: ${String(entry.error)}`,
+      );
+    }
+    const top = entry.result === undefined ? entry : object(entry.result, `trace ${i} result`);
+    const listed = txHashes?.[i];
+    const txHash =
+      entry.txHash === undefined || entry.txHash === null ? listed : hash(entry.txHash, `trace ${i} txHash`);
+    if (txHash === undefined) {
+      throw new MalformedAnswerError(`trace ${i} of block ${blockNumber} names no transaction`);
+    }
+    if (listed !== undefined && listed.toLowerCase() !== txHash) {
+      throw new MalformedAnswerError(
+        `trace ${i} of block ${blockNumber} is for ${txHash}, the block lists ${listed}`,
+      );
+    }
+    const txFrom = address(top.from, `trace ${i} from`);
+
+    // Depth-first, children in order, so creations come out in execution order like the parity form.
+    const stack: RawObject[] = [top];
+    while (stack.length > 0) {
+      const frame = stack.pop() as RawObject;
+      if (failed(frame)) continue;
+      const type = typeof frame.type === "string" ? frame.type.toUpperCase() : "";
+      if (type === "CREATE" || type === "CREATE2") {
+        creations.push({
+          address: address(frame.to, `trace ${i} ${type} to`),
+          creator: address(frame.from, `trace ${i} ${type} from`),
+          txFrom,
+          txHash: txHash.toLowerCase() as Hex,
+          blockNumber,
+        });
+      }
+      if (frame.calls === undefined || frame.calls === null) continue;
+      const calls = array(frame.calls, `trace ${i} calls`);
+      for (let c = calls.length - 1; c >= 0; c--) stack.push(object(calls[c], `trace ${i} call`));
+    }
+  }
+  return creations;
+}

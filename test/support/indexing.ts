@@ -1,0 +1,73 @@
+import { createChainClient } from "../../src/chain/client.ts";
+import type { ChainConfig, ContractDiscovery, IndexerTuning } from "../../src/config/config.ts";
+import { silentLogger } from "../../src/core/logger.ts";
+import { runChainIndexer } from "../../src/indexer/chain-indexer.ts";
+import { inspectContract } from "../../src/indexer/classify/inspect.ts";
+import type { Sql } from "../../src/store/database.ts";
+
+export const TEST_TUNING: IndexerTuning = {
+  pollIntervalMs: 100,
+  maxBlocksPerBatch: 50,
+  prefetch: 3,
+  rpcBatchSize: 50,
+  rpcTimeoutMs: 5000,
+  rpcRetries: 8,
+  maxLogRange: 2000,
+};
+
+export interface IndexOptions {
+  sql: Sql;
+  rpcUrl: string;
+  chainId: number;
+  untilBlock: number;
+  confirmations?: number;
+  discovery?: ContractDiscovery;
+  tuning?: Partial<IndexerTuning>;
+  targetEventsPerBatch?: number;
+}
+
+export function testChain(rpcUrl: string, chainId: number, options: Partial<ChainConfig> = {}): ChainConfig {
+  return {
+    name: "test",
+    chainId,
+    nativeSymbol: "ETH",
+    rpcUrl,
+    startBlock: 0,
+    confirmations: 0,
+    contractDiscovery: "auto",
+    ...options,
+  };
+}
+
+/** Indexes a chain into `sql` up to `untilBlock` with the real indexer and a real RPC client. */
+export async function indexUntil(options: IndexOptions): Promise<void> {
+  const tuning = { ...TEST_TUNING, ...options.tuning };
+  const client = createChainClient({
+    url: options.rpcUrl,
+    batchSize: tuning.rpcBatchSize,
+    timeoutMs: tuning.rpcTimeoutMs,
+    retries: tuning.rpcRetries,
+    retryBaseMs: 10,
+    maxLogRange: tuning.maxLogRange,
+  });
+  try {
+    await runChainIndexer(
+      {
+        sql: options.sql,
+        client,
+        chain: testChain(options.rpcUrl, options.chainId, {
+          confirmations: options.confirmations ?? 0,
+          contractDiscovery: options.discovery ?? "auto",
+        }),
+        tuning,
+        logger: silentLogger(),
+        inspect: (address, emitted, block) => inspectContract(client, address, emitted, block),
+        untilBlock: options.untilBlock,
+        ...(options.targetEventsPerBatch ? { targetEventsPerBatch: options.targetEventsPerBatch } : {}),
+      },
+      AbortSignal.timeout(300_000),
+    );
+  } finally {
+    await client.close();
+  }
+}

@@ -1,0 +1,36 @@
+import type { Sql } from "../../src/store/database.ts";
+
+/** Tables and the order that makes their dump canonical. */
+const TABLES: Record<string, string> = {
+  chains: "chain_id",
+  contracts: "chain_id, address",
+  nft_transfers: "chain_id, contract, block_number, log_index, seq",
+  fungible_transfers: "chain_id, contract, block_number, log_index",
+  token_balances: "chain_id, contract, token_id, holder",
+  collection_holders: "chain_id, contract, holder",
+  tokens: "chain_id, contract, token_id",
+  collection_stats: "chain_id, contract",
+  collection_buckets: "chain_id, contract, bucket_start",
+  recent_blocks: "chain_id, number",
+};
+
+function normalise(value: unknown): unknown {
+  if (value instanceof Uint8Array) return `0x${Buffer.from(value).toString("hex")}`;
+  if (value instanceof Date) return value.toISOString();
+  if (Array.isArray(value)) return value.map(normalise);
+  return value;
+}
+
+/** Every stored row of every table, canonically ordered: two stores are equal iff their snapshots are. */
+export async function snapshotStore(sql: Sql): Promise<Record<string, unknown[]>> {
+  const snapshot: Record<string, unknown[]> = {};
+  for (const [table, order] of Object.entries(TABLES)) {
+    const rows = await sql.unsafe(`SELECT * FROM ${table} ORDER BY ${order}`);
+    snapshot[table] = rows.map((row) => {
+      const out: Record<string, unknown> = {};
+      for (const [key, value] of Object.entries(row)) if (key !== "updated_at") out[key] = normalise(value);
+      return out;
+    });
+  }
+  return snapshot;
+}
