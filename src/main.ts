@@ -3,7 +3,7 @@ import { registerDemoCommand } from "./cli/demo-command.ts";
 import { registerIndexCommand } from "./cli/index-command.ts";
 import { registerMigrateCommand } from "./cli/migrate-command.ts";
 import { ConfigError } from "./config/config.ts";
-import { UserFacingError, errorMessage } from "./core/errors.ts";
+import { errorMessage, UserFacingError } from "./core/errors.ts";
 
 const program = new Command()
   .name("mintlens")

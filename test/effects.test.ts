@@ -38,8 +38,10 @@ function randomHistory(seed: number, count: number): NftTransfer[] {
       amount = 1n + BigInt(Math.floor(rand() * Number(units)));
     }
     const to = rand() < 0.1 ? pick([ZERO, DEAD]) : pick(people);
-    if (from !== ZERO) held.set(`${contract}:${tokenId}:${from}`, (held.get(`${contract}:${tokenId}:${from}`) ?? 0n) - amount);
-    if (!isBurnAddress(to)) held.set(`${contract}:${tokenId}:${to}`, (held.get(`${contract}:${tokenId}:${to}`) ?? 0n) + amount);
+    if (from !== ZERO)
+      held.set(`${contract}:${tokenId}:${from}`, (held.get(`${contract}:${tokenId}:${from}`) ?? 0n) - amount);
+    if (!isBurnAddress(to))
+      held.set(`${contract}:${tokenId}:${to}`, (held.get(`${contract}:${tokenId}:${to}`) ?? 0n) + amount);
     transfers.push({
       contract,
       tokenId,
@@ -79,7 +81,9 @@ test("holder-count deltas summed over buckets equal a recount at each bucket's e
     const effects = computeEffects(transfers, timeOf, () => 0n);
     for (const contract of [C1, C2]) {
       const expected = holdersAtBucketEnds(transfers, contract);
-      const buckets = effects.buckets.filter((b) => b.contract === contract).sort((a, b) => a.start - b.start);
+      const buckets = effects.buckets
+        .filter((b) => b.contract === contract)
+        .sort((a, b) => a.start - b.start);
       let running = 0;
       for (const bucket of buckets) {
         running += bucket.holders;
@@ -112,7 +116,14 @@ test("splitting a history into batches gives the same totals as one batch", () =
 });
 
 test("mints, burns to the zero address and to a burn address move supply; burn addresses hold nothing", () => {
-  const base = { tokenId: 1n, logIndex: 0, seq: 0, txIndex: 0, standard: "erc721" as const, txHash: "0x01" as Hex };
+  const base = {
+    tokenId: 1n,
+    logIndex: 0,
+    seq: 0,
+    txIndex: 0,
+    standard: "erc721" as const,
+    txHash: "0x01" as Hex,
+  };
   const a = people[0] as Address;
   const b = people[1] as Address;
   const transfers: NftTransfer[] = [
@@ -140,9 +151,12 @@ test("units before a run of transfers are recovered from the units after it", ()
   const transfers = randomHistory(11, 200);
   const prefix = transfers.slice(0, 120);
   const suffix = transfers.slice(120);
-  const atPrefix = new Map(computeEffects(prefix, timeOf, () => 0n).holders.map((h) => [h.contract + h.holder, h.units]));
+  const atPrefix = new Map(
+    computeEffects(prefix, timeOf, () => 0n).holders.map((h) => [h.contract + h.holder, h.units]),
+  );
   const after = computeEffects(suffix, timeOf, (c, h) => atPrefix.get(c + h) ?? 0n);
   const afterUnits = new Map(after.holders.map((h) => [h.contract + h.holder, h.units]));
   const before = unitsBeforeTransfers(suffix, (c, h) => afterUnits.get(c + h) ?? 0n);
-  for (const h of after.holders) assert.equal(before(h.contract, h.holder), atPrefix.get(h.contract + h.holder) ?? 0n);
+  for (const h of after.holders)
+    assert.equal(before(h.contract, h.holder), atPrefix.get(h.contract + h.holder) ?? 0n);
 });

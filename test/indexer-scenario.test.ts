@@ -3,12 +3,12 @@ import { after, before, describe, test } from "node:test";
 import { type Abi, createPublicClient, decodeEventLog, http } from "viem";
 import { isBurnAddress } from "../src/core/burn.ts";
 import type { Address } from "../src/core/hex.ts";
-import { type HistorySummary, generateHistory, historyGenesisTimestamp } from "../src/demo/activity.ts";
+import { generateHistory, type HistorySummary, historyGenesisTimestamp } from "../src/demo/activity.ts";
 import type { DemoContractKey } from "../src/demo/contracts.ts";
 import { type Anvil, startAnvil } from "../src/devchain/anvil.ts";
 import { type ContractName, loadArtifact } from "../src/devchain/artifacts.ts";
 import { bucketStart } from "../src/indexer/effects.ts";
-import { type TestDatabase, createTestDatabase, stopTestServer } from "./support/database.ts";
+import { createTestDatabase, stopTestServer, type TestDatabase } from "./support/database.ts";
 import { indexUntil } from "./support/indexing.ts";
 
 const CHAIN_ID = 31337;
@@ -47,7 +47,7 @@ async function readTruth(): Promise<Holding[]> {
     const { address, contractName } = c[key];
     const ids = new Set<bigint>();
     for (const { event } of await allLogsOf(address, contractName)) {
-      const args = event.args as Record<string, unknown>;
+      const args = event.args as unknown as Record<string, unknown>;
       if (event.eventName === "Transfer") ids.add((args.tokenId ?? args.id) as bigint);
       if (event.eventName === "ConsecutiveTransfer") {
         for (let id = args.fromTokenId as bigint; id <= (args.toTokenId as bigint); id++) ids.add(id);
@@ -59,14 +59,20 @@ async function readTruth(): Promise<Holding[]> {
         const owner = await client
           .readContract({ address, abi: abiOf(contractName), functionName: "ownerOf", args: [tokenId] })
           .catch(() => undefined);
-        if (owner) holdings.push({ contract: address, tokenId, holder: (owner as string).toLowerCase() as Address, amount: 1n });
+        if (owner)
+          holdings.push({
+            contract: address,
+            tokenId,
+            holder: (owner as string).toLowerCase() as Address,
+            amount: 1n,
+          });
       }),
     );
   }
   const erc1155 = c.erc1155;
   const pairs = new Set<string>();
   for (const { event } of await allLogsOf(erc1155.address, "TestERC1155")) {
-    const args = event.args as Record<string, unknown>;
+    const args = event.args as unknown as Record<string, unknown>;
     const ids = event.eventName === "TransferSingle" ? [args.id as bigint] : ((args.ids ?? []) as bigint[]);
     for (const id of ids) pairs.add(`${(args.to as string).toLowerCase()}:${id}`);
   }
@@ -84,7 +90,11 @@ async function readTruth(): Promise<Holding[]> {
   );
   const punks = c.punks;
   const supply = Number(
-    await client.readContract({ address: punks.address, abi: abiOf("CryptoPunksMarket"), functionName: "totalSupply" }),
+    await client.readContract({
+      address: punks.address,
+      abi: abiOf("CryptoPunksMarket"),
+      functionName: "totalSupply",
+    }),
   );
   await Promise.all(
     Array.from({ length: supply }, async (_, i) => {
@@ -96,7 +106,8 @@ async function readTruth(): Promise<Holding[]> {
           args: [BigInt(i)],
         })) as string
       ).toLowerCase() as Address;
-      if (!isBurnAddress(owner)) holdings.push({ contract: punks.address, tokenId: BigInt(i), holder: owner, amount: 1n });
+      if (!isBurnAddress(owner))
+        holdings.push({ contract: punks.address, tokenId: BigInt(i), holder: owner, amount: 1n });
     }),
   );
   return holdings.filter((h) => !isBurnAddress(h.holder));
@@ -119,7 +130,9 @@ describe("indexing a generated chain", () => {
   });
 
   test("every token balance equals what the contracts report", async () => {
-    const rows = await db.sql<{ contract: Uint8Array; token_id: string; holder: Uint8Array; amount: string }[]>`
+    const rows = await db.sql<
+      { contract: Uint8Array; token_id: string; holder: Uint8Array; amount: string }[]
+    >`
       SELECT contract, token_id, holder, amount FROM token_balances ORDER BY contract, token_id, holder`;
     const stored = rows.map((r) => `${hex(r.contract)}:${r.token_id}:${hex(r.holder)}:${r.amount}`).sort();
     const expected = truth.map((h) => `${h.contract}:${h.tokenId}:${h.holder}:${h.amount}`).sort();
@@ -152,10 +165,14 @@ describe("indexing a generated chain", () => {
 
   test("per-token supply matches the chain", async () => {
     const supply = new Map<string, bigint>();
-    for (const h of truth) supply.set(`${h.contract}:${h.tokenId}`, (supply.get(`${h.contract}:${h.tokenId}`) ?? 0n) + h.amount);
+    for (const h of truth)
+      supply.set(`${h.contract}:${h.tokenId}`, (supply.get(`${h.contract}:${h.tokenId}`) ?? 0n) + h.amount);
     const rows = await db.sql<{ contract: Uint8Array; token_id: string; supply: string }[]>`
       SELECT contract, token_id, supply FROM tokens WHERE supply <> 0`;
-    assert.deepEqual(new Map(rows.map((r) => [`${hex(r.contract)}:${r.token_id}`, BigInt(r.supply)])), supply);
+    assert.deepEqual(
+      new Map(rows.map((r) => [`${hex(r.contract)}:${r.token_id}`, BigInt(r.supply)])),
+      supply,
+    );
   });
 
   test("contracts are typed and carry their deployment as mint event", async () => {
@@ -172,7 +189,15 @@ describe("indexing a generated chain", () => {
     for (const [key, types] of Object.entries(expectedTypes)) {
       const contract = history.contracts[key as DemoContractKey];
       const [row] = await db.sql<
-        { types: string[]; mint_tx: Uint8Array; mint_block: string; minter: Uint8Array; creator: Uint8Array; mint_source: string; decimals: number }[]
+        {
+          types: string[];
+          mint_tx: Uint8Array;
+          mint_block: string;
+          minter: Uint8Array;
+          creator: Uint8Array;
+          mint_source: string;
+          decimals: number;
+        }[]
       >`SELECT types, mint_tx, mint_block, minter, creator, mint_source, decimals FROM contracts
         WHERE address = ${Buffer.from(contract.address.slice(2), "hex")}`;
       assert.ok(row, `${key} is stored`);
@@ -192,10 +217,11 @@ describe("indexing a generated chain", () => {
     const mintsPerBucket = new Map<number, bigint>();
     const blockTimes = new Map<bigint, number>();
     for (const { log, event } of await allLogsOf(contract.address, "TestERC721")) {
-      const args = event.args as { from: string };
+      const args = event.args as unknown as { from: string };
       if (event.eventName !== "Transfer" || !isBurnAddress(args.from.toLowerCase() as Address)) continue;
       const number = log.blockNumber as bigint;
-      if (!blockTimes.has(number)) blockTimes.set(number, Number((await client.getBlock({ blockNumber: number })).timestamp));
+      if (!blockTimes.has(number))
+        blockTimes.set(number, Number((await client.getBlock({ blockNumber: number })).timestamp));
       const start = bucketStart(blockTimes.get(number) as number);
       mintsPerBucket.set(start, (mintsPerBucket.get(start) ?? 0n) + 1n);
     }
@@ -210,7 +236,9 @@ describe("indexing a generated chain", () => {
     for (const s of sums) {
       const [stats] = await db.sql<{ supply: string; holders: string; transfers: string }[]>`
         SELECT supply, holders, transfers FROM collection_stats WHERE contract = ${s.contract}`;
-      const [count] = await db.sql<{ n: string }[]>`SELECT count(*) AS n FROM nft_transfers WHERE contract = ${s.contract}`;
+      const [count] = await db.sql<
+        { n: string }[]
+      >`SELECT count(*) AS n FROM nft_transfers WHERE contract = ${s.contract}`;
       assert.deepEqual([s.supply, s.holders, s.transfers], [stats?.supply, stats?.holders, stats?.transfers]);
       assert.equal(s.transfers, count?.n);
     }

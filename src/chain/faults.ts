@@ -61,6 +61,8 @@ export function classify(failure: Failure): Verdict {
 
   if (status === 429 || code === 429) return "retry";
   if (status === 413) return inBatch ? "retry-alone" : isLogs ? "too-large" : "reject";
+  // Refused credentials stay refused, whatever JSON-RPC error the provider wraps them in.
+  if (status === 401 || status === 403) return RATE_LIMITED.test(message) ? "retry" : "reject";
 
   if (code === undefined) {
     if (status === undefined) return "retry";
@@ -71,15 +73,16 @@ export function classify(failure: Failure): Verdict {
   // A revert reason is free text chosen by the contract ("method not supported", "rate limited"...):
   // recognise the revert before reading anything else into the message.
   if (method === "eth_call" && code !== -32601 && (code === 3 || REVERTED.test(message))) return "revert";
-  if (code === -32601 || METHOD_MISSING.test(message)) return "method-missing";
+  if (code === -32601) return "method-missing";
   if (RATE_LIMITED.test(message)) return "retry";
   if (STATE_UNAVAILABLE.test(message)) return "reject";
   if (LAGGING.test(message)) return "retry";
-
+  // Range refusals come before the method-missing wording: some say the range "is not supported".
   if (isLogs) {
     if (INVALID_RANGE.test(message)) return "reject";
     if (code === -32005 || RANGE_REFUSED.test(message)) return "too-large";
   }
+  if (METHOD_MISSING.test(message)) return "method-missing";
   if (inBatch && BATCH_TOO_LARGE.test(message)) return "retry-alone";
   if (code === 3) return "reject";
   if (REQUEST_WRONG_CODES.has(code)) return "reject";

@@ -1,6 +1,7 @@
 import { HttpRequestError, ResponseBodyTooLargeError, RpcRequestError, TimeoutError } from "viem";
 import { getHttpRpcClient, type HttpRpcClient } from "viem/utils";
 import { errorMessage, TransientError } from "../core/errors.ts";
+import { redactUrl } from "../core/url.ts";
 import {
   ClientClosedError,
   MalformedAnswerError,
@@ -11,7 +12,6 @@ import {
 } from "./errors.ts";
 import { classify, type Verdict } from "./faults.ts";
 import { backoffDelay, parseRetryAfter } from "./retry.ts";
-import { redactUrl } from "./url.ts";
 
 export interface ChainLogger {
   warn(obj: object, msg: string): void;

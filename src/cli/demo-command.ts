@@ -35,7 +35,8 @@ export function registerDemoCommand(program: Command): void {
 
 async function runDemo(flags: DemoFlags): Promise<void> {
   const days = Number(flags.days ?? 120);
-  if (!Number.isInteger(days) || days < 1 || days > 3650) throw new Error("--days must be a whole number from 1 to 3650");
+  if (!Number.isInteger(days) || days < 1 || days > 3650)
+    throw new Error("--days must be a whole number from 1 to 3650");
   const seed = flags.seed ?? "mintlens";
   const dataDir = resolve(flags.dataDir ?? join(".mintlens", "demo"));
   const logger = createLogger(process.env.MINTLENS_LOG_LEVEL ?? "info");
@@ -94,7 +95,13 @@ async function runDemo(flags: DemoFlags): Promise<void> {
     }, 15_000);
     say("indexing; new activity arrives every 3 s. Press Ctrl+C to stop.");
     try {
-      await runIndexers({ config, sql: database.sql, logger, onProgress: display.update, signal: controller.signal });
+      await runIndexers({
+        config,
+        sql: database.sql,
+        logger,
+        onProgress: display.update,
+        signal: controller.signal,
+      });
       await live;
     } finally {
       clearInterval(summaries);

@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { type Config, parseConfig } from "../config/config.ts";
+import { type Config, ConfigError, parseConfig } from "../config/config.ts";
 import { createLogger } from "../core/logger.ts";
 import { openDatabase } from "./open-database.ts";
 import { createProgressDisplay } from "./progress.ts";
@@ -11,15 +11,25 @@ const collect = (value: string, previous: string[] = []) => [...previous, value]
 /** Options every command that connects to chains and the database shares. */
 export function addCommonOptions(command: Command): Command {
   return command
-    .option("--chain <name[=rpcUrl]>", "a chain to index (ethereum, polygon, optimism or any name); repeatable", collect)
+    .option(
+      "--chain <name[=rpcUrl]>",
+      "a chain to index (ethereum, polygon, optimism or any name); repeatable",
+      collect,
+    )
     .option("--rpc-url <[chain=]url>", "JSON-RPC URL of the chain's node", collect)
     .option("--chain-id <[chain=]id>", "chain id (known for ethereum, polygon, optimism)", collect)
     .option("--native-symbol <[chain=]symbol>", "symbol of the chain's native coin", collect)
     .option("--start-block <[chain=]block>", "first block to index (default 0)", collect)
     .option("--confirmations <[chain=]n>", "blocks behind the head before a block is indexed", collect)
     .option("--contract-discovery <[chain=]mode>", "auto, traces, receipts or events", collect)
-    .option("--database-url <url>", "PostgreSQL 15+ URL; without it an embedded PostgreSQL is used (env DATABASE_URL)")
-    .option("--data-dir <dir>", "where the embedded PostgreSQL keeps its data (env MINTLENS_DATA_DIR, default .mintlens)")
+    .option(
+      "--database-url <url>",
+      "PostgreSQL 15+ URL; without it an embedded PostgreSQL is used (env DATABASE_URL)",
+    )
+    .option(
+      "--data-dir <dir>",
+      "where the embedded PostgreSQL keeps its data (env MINTLENS_DATA_DIR, default .mintlens)",
+    )
     .option("--log-level <level>", "fatal, error, warn, info, debug or trace (env MINTLENS_LOG_LEVEL)")
     .option("--poll-interval <ms>", "how often to look for new blocks at the head (default 2000)")
     .option("--batch-blocks <n>", "most blocks per batch (default 2000)")
@@ -33,20 +43,32 @@ export function addCommonOptions(command: Command): Command {
 export function registerIndexCommand(program: Command): void {
   addCommonOptions(program.command("index"))
     .description("index chains into PostgreSQL: backfill to the head, then follow it")
+    .option("--stop-at <block>", "exit once this block is indexed instead of following the head")
     .action(async (flags) => {
       const config = parseConfig(flags, process.env);
-      await runIndexCommand(config);
+      const stopAt = flags.stopAt === undefined ? undefined : Number(flags.stopAt);
+      if (stopAt !== undefined && !Number.isSafeInteger(stopAt)) {
+        throw new ConfigError([`stop at: ${flags.stopAt} is not a block number`]);
+      }
+      await runIndexCommand(config, stopAt);
     });
 }
 
-export async function runIndexCommand(config: Config): Promise<void> {
+export async function runIndexCommand(config: Config, stopAt?: number): Promise<void> {
   const logger = createLogger(config.logLevel);
   const controller = new AbortController();
   const removeHandlers = onShutdown(() => controller.abort());
   const database = await openDatabase(config.databaseUrl, config.dataDir, logger);
   const display = createProgressDisplay(logger, process.stderr.isTTY === true);
   try {
-    await runIndexers({ config, sql: database.sql, logger, onProgress: display.update, signal: controller.signal });
+    await runIndexers({
+      config,
+      sql: database.sql,
+      logger,
+      onProgress: display.update,
+      signal: controller.signal,
+      ...(stopAt !== undefined ? { untilBlock: stopAt } : {}),
+    });
   } finally {
     display.stop();
     removeHandlers();

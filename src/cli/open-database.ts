@@ -1,6 +1,6 @@
 import { join, resolve } from "node:path";
 import type { Logger } from "../core/logger.ts";
-import { type Sql, connectDatabase } from "../store/database.ts";
+import { connectDatabase, type Sql } from "../store/database.ts";
 import { startEmbeddedPostgres } from "../store/embedded.ts";
 import { migrate } from "../store/migrate.ts";
 

@@ -40,7 +40,11 @@ function eta(behind: number, blocksPerSec: number): string {
 }
 
 /** A live bar per chain on a terminal; a structured log line every `intervalMs` otherwise. */
-export function createProgressDisplay(logger: Logger, interactive: boolean, intervalMs = 10_000): ProgressDisplay {
+export function createProgressDisplay(
+  logger: Logger,
+  interactive: boolean,
+  intervalMs = 10_000,
+): ProgressDisplay {
   const rates = new Map<string, Rates>();
   const rateOf = (progress: Progress) => {
     let r = rates.get(progress.chain);

@@ -93,7 +93,8 @@ export function parseConfig(input: ConfigInput, env: NodeJS.ProcessEnv): Config 
   const chains: ChainConfig[] = [];
   const seenNames = new Set<string>();
   const seenIds = new Set<number>();
-  if (chainSpecs.length === 0) problems.push("chain: name at least one chain (--chain ethereum=https://node.example)");
+  if (chainSpecs.length === 0)
+    problems.push("chain: name at least one chain (--chain ethereum=https://node.example)");
 
   for (const spec of chainSpecs) {
     const eq = spec.indexOf("=");
@@ -112,10 +113,14 @@ export function parseConfig(input: ConfigInput, env: NodeJS.ProcessEnv): Config 
     const url = field(
       `${name} rpc url`,
       rpcUrl,
-      inlineUrl ?? pick(input.rpcUrl, "RPC_URL") ?? (chainSpecs.length === 1 ? env.MINTLENS_RPC_URL : undefined),
+      inlineUrl ??
+        pick(input.rpcUrl, "RPC_URL") ??
+        (chainSpecs.length === 1 ? env.MINTLENS_RPC_URL : undefined),
     );
     if (url === undefined && !problems.some((p) => p.startsWith(`${name} rpc url`))) {
-      problems.push(`${name} rpc url: missing (--chain ${name}=URL or MINTLENS_${name.toUpperCase()}_RPC_URL)`);
+      problems.push(
+        `${name} rpc url: missing (--chain ${name}=URL or MINTLENS_${name.toUpperCase()}_RPC_URL)`,
+      );
     }
     const chainIdRaw = pick(input.chainId, "CHAIN_ID");
     const chainId =
@@ -123,15 +128,20 @@ export function parseConfig(input: ConfigInput, env: NodeJS.ProcessEnv): Config 
     if (chainId === undefined && chainIdRaw === undefined) {
       problems.push(`${name} chain id: unknown chain, give --chain-id ${name}=N`);
     }
-    if (chainId !== undefined && seenIds.has(chainId)) problems.push(`${name} chain id: ${chainId} is used twice`);
+    if (chainId !== undefined && seenIds.has(chainId))
+      problems.push(`${name} chain id: ${chainId} is used twice`);
     if (chainId !== undefined) seenIds.add(chainId);
     const nativeSymbol = pick(input.nativeSymbol, "NATIVE_SYMBOL") ?? preset?.nativeSymbol;
-    if (nativeSymbol === undefined) problems.push(`${name} native symbol: unknown chain, give --native-symbol ${name}=SYMBOL`);
+    if (nativeSymbol === undefined)
+      problems.push(`${name} native symbol: unknown chain, give --native-symbol ${name}=SYMBOL`);
     const startRaw = pick(input.startBlock, "START_BLOCK");
-    const startBlock = startRaw === undefined ? 0 : field(`${name} start block`, uint("start block"), startRaw);
+    const startBlock =
+      startRaw === undefined ? 0 : field(`${name} start block`, uint("start block"), startRaw);
     const confRaw = pick(input.confirmations, "CONFIRMATIONS");
     const confirmations =
-      confRaw === undefined ? (preset?.confirmations ?? 12) : field(`${name} confirmations`, uint("confirmations"), confRaw);
+      confRaw === undefined
+        ? (preset?.confirmations ?? 12)
+        : field(`${name} confirmations`, uint("confirmations"), confRaw);
     const discovery = field(
       `${name} contract discovery`,
       z.enum(["auto", "traces", "receipts", "events"]),
@@ -145,7 +155,15 @@ export function parseConfig(input: ConfigInput, env: NodeJS.ProcessEnv): Config 
       confirmations !== undefined &&
       discovery !== undefined
     ) {
-      chains.push({ name, chainId, nativeSymbol, rpcUrl: url, startBlock, confirmations, contractDiscovery: discovery });
+      chains.push({
+        name,
+        chainId,
+        nativeSymbol,
+        rpcUrl: url,
+        startBlock,
+        confirmations,
+        contractDiscovery: discovery,
+      });
     }
   }
 
@@ -204,5 +222,10 @@ function perChain(values: string[] | undefined, name: string): string | undefine
 }
 
 function splitList(value: string | undefined): string[] {
-  return value ? value.split(",").map((s) => s.trim()).filter(Boolean) : [];
+  return value
+    ? value
+        .split(",")
+        .map((s) => s.trim())
+        .filter(Boolean)
+    : [];
 }

@@ -21,6 +21,8 @@ export class BatchSizer {
     // Density of the range just read, smoothed so that one dense block does not stall a sparse chain.
     const density = blocks / Math.max(events, 1);
     this.blocksPerEvent =
-      this.blocksPerEvent === undefined ? density : Math.exp(0.5 * Math.log(this.blocksPerEvent) + 0.5 * Math.log(density));
+      this.blocksPerEvent === undefined
+        ? density
+        : Math.exp(0.5 * Math.log(this.blocksPerEvent) + 0.5 * Math.log(density));
   }
 }

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { ChainClient } from "../chain/rpc-types.ts";
 import type { ChainConfig, IndexerTuning } from "../config/config.ts";
-import { TransientError, UserFacingError, errorMessage } from "../core/errors.ts";
+import { errorMessage, TransientError, UserFacingError } from "../core/errors.ts";
 import type { Hex } from "../core/hex.ts";
 import type { Logger } from "../core/logger.ts";
 import { redactUrl } from "../core/url.ts";
@@ -10,9 +10,9 @@ import type { Sql } from "../store/database.ts";
 import { tryLockChain } from "../store/lock.ts";
 import type { FetchedBatch } from "./batch.ts";
 import { BatchSizer } from "./batch-sizer.ts";
-import { RECENT_BLOCKS_KEPT, commitBatch } from "./commit.ts";
+import { commitBatch, RECENT_BLOCKS_KEPT } from "./commit.ts";
 import { type CreationSource, type FetchContext, fetchBatch } from "./fetch-batch.ts";
-import { type InspectFn, ContractRegistry } from "./registry.ts";
+import { ContractRegistry, type InspectFn } from "./registry.ts";
 import { rollbackAfter } from "./rollback.ts";
 
 export interface Progress {
@@ -58,7 +58,8 @@ export async function runChainIndexer(options: ChainIndexerOptions, signal: Abor
     );
   }
   const unlock = await tryLockChain(sql, chain.chainId);
-  if (!unlock) throw new UserFacingError(`${chain.name}: another indexer is already indexing chain ${chain.chainId}`);
+  if (!unlock)
+    throw new UserFacingError(`${chain.name}: another indexer is already indexing chain ${chain.chainId}`);
   try {
     const indexer = new ChainIndexer(options, await creationSource(client, chain, logger));
     await indexer.run(signal);
@@ -67,12 +68,19 @@ export async function runChainIndexer(options: ChainIndexerOptions, signal: Abor
   }
 }
 
-async function creationSource(client: ChainClient, chain: ChainConfig, logger: Logger): Promise<CreationSource> {
-  if (chain.contractDiscovery === "receipts" || chain.contractDiscovery === "events") return chain.contractDiscovery;
+async function creationSource(
+  client: ChainClient,
+  chain: ChainConfig,
+  logger: Logger,
+): Promise<CreationSource> {
+  if (chain.contractDiscovery === "receipts" || chain.contractDiscovery === "events")
+    return chain.contractDiscovery;
   const api = await client.traceApi();
   if (api !== "none") return "traces";
   if (chain.contractDiscovery === "traces") {
-    throw new UserFacingError(`${chain.name}: the node has no trace API (trace_block or debug_traceBlockByNumber)`);
+    throw new UserFacingError(
+      `${chain.name}: the node has no trace API (trace_block or debug_traceBlockByNumber)`,
+    );
   }
   logger.warn(
     { chain: chain.name },

@@ -28,7 +28,7 @@ export async function commitBatch(
   const pairs = touchedHolders(batch.nft);
   const units = await holderUnits(sql, chainId, pairs);
   const effects = computeEffects(batch.nft, timeOf, (c, h) => units.get(c + h) ?? 0n);
-  const records = registry.pendingRecords(batch.referenced, mintOf(batch), batch.to);
+  const records = registry.pendingRecords(batch.referenced, mintOf(batch));
 
   await sql.begin(async (tx) => {
     await insertNftTransfers(tx, chainId, batch.nft, timeOf);

@@ -57,7 +57,9 @@ export interface Effects {
 export type UnitsLookup = (contract: Address, holder: Address) => bigint;
 
 /** The (contract, holder) pairs whose units a run of transfers changes: their current units must be read first. */
-export function touchedHolders(transfers: readonly NftTransfer[]): Array<{ contract: Address; holder: Address }> {
+export function touchedHolders(
+  transfers: readonly NftTransfer[],
+): Array<{ contract: Address; holder: Address }> {
   const seen = new Map<string, { contract: Address; holder: Address }>();
   for (const t of transfers) {
     for (const holder of [t.from, t.to]) {
@@ -168,7 +170,10 @@ export function computeEffects(
 }
 
 /** The units each touched holder had before the transfers, given the units after them. */
-export function unitsBeforeTransfers(transfers: readonly NftTransfer[], unitsAfter: UnitsLookup): UnitsLookup {
+export function unitsBeforeTransfers(
+  transfers: readonly NftTransfer[],
+  unitsAfter: UnitsLookup,
+): UnitsLookup {
   const net = new Map<string, bigint>();
   for (const t of transfers) {
     if (!isBurnAddress(t.from)) net.set(t.contract + t.from, (net.get(t.contract + t.from) ?? 0n) - t.amount);

@@ -69,16 +69,21 @@ function readCreations(ctx: FetchContext, from: number, to: number): Promise<Con
 function checkConsistency(from: number, headers: readonly BlockHeader[], logs: readonly ChainLog[]): void {
   for (let i = 0; i < headers.length; i++) {
     const header = headers[i] as BlockHeader;
-    if (header.number !== from + i) throw new TransientError(`node returned block ${header.number} for ${from + i}`);
+    if (header.number !== from + i)
+      throw new TransientError(`node returned block ${header.number} for ${from + i}`);
     const previous = headers[i - 1];
     if (previous && header.parentHash !== previous.hash) {
-      throw new TransientError(`node returned blocks ${previous.number} and ${header.number} from different forks`);
+      throw new TransientError(
+        `node returned blocks ${previous.number} and ${header.number} from different forks`,
+      );
     }
   }
   for (const log of logs) {
     const header = headers[log.blockNumber - from];
     if (!header || header.hash !== log.blockHash) {
-      throw new TransientError(`log ${log.logIndex} of block ${log.blockNumber} is not from the block the node returned`);
+      throw new TransientError(
+        `log ${log.logIndex} of block ${log.blockNumber} is not from the block the node returned`,
+      );
     }
   }
 }

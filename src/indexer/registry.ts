@@ -1,7 +1,7 @@
 import type { Address } from "../core/hex.ts";
 import type { ContractType } from "../core/types.ts";
-import type { Sql } from "../store/database.ts";
 import { type ContractRecord, storedContractTypes } from "../store/contracts.ts";
+import type { Sql } from "../store/database.ts";
 import type { EmittedShapes } from "./decode/shapes.ts";
 
 export interface Inspection {
@@ -77,7 +77,11 @@ export class ContractRegistry {
     return types.size === 0 && !this.unclassifiable.has(address);
   }
 
-  private async lookup(addresses: Address[], block: number, emitted: ReadonlyMap<Address, EmittedShapes>): Promise<void> {
+  private async lookup(
+    addresses: Address[],
+    block: number,
+    emitted: ReadonlyMap<Address, EmittedShapes>,
+  ): Promise<void> {
     const stored = await storedContractTypes(this.sql, this.chainId, addresses);
     const toInspect: Address[] = [];
     for (const address of addresses) {
@@ -102,14 +106,14 @@ export class ContractRegistry {
   pendingRecords(
     addresses: Iterable<Address>,
     mintOf: (address: Address) => ContractRecord["mint"] | undefined,
-    discoveredBlock: number,
   ): ContractRecord[] {
     const records: ContractRecord[] = [];
     for (const address of new Set(addresses)) {
       const inspection = this.pending.get(address);
       const mint = inspection && mintOf(address);
       if (!inspection || !mint) continue;
-      records.push({ address, ...inspection, mint, discoveredBlock });
+      // Discovered where it first appears on chain, so that a rollback past that block forgets it.
+      records.push({ address, ...inspection, mint, discoveredBlock: mint.blockNumber });
     }
     return records;
   }

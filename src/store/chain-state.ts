@@ -1,6 +1,6 @@
 import type { Hex } from "../core/hex.ts";
 import type { BlockHeader } from "../core/types.ts";
-import { type Queryable, bare, toHex } from "./database.ts";
+import { bare, type Queryable, toHex } from "./database.ts";
 
 export interface ChainIdentity {
   chainId: number;
@@ -19,7 +19,9 @@ export async function ensureChain(sql: Queryable, chain: ChainIdentity): Promise
 }
 
 export async function nextBlock(sql: Queryable, chainId: number): Promise<number> {
-  const [row] = await sql<{ next_block: string }[]>`SELECT next_block FROM chains WHERE chain_id = ${chainId}`;
+  const [row] = await sql<
+    { next_block: string }[]
+  >`SELECT next_block FROM chains WHERE chain_id = ${chainId}`;
   if (!row) throw new Error(`chain ${chainId} is not registered`);
   return Number(row.next_block);
 }
@@ -29,14 +31,20 @@ export async function setNextBlock(sql: Queryable, chainId: number, next: number
 }
 
 /** The stored hash of an indexed block, if it is still among the recent ones. */
-export async function storedBlockHash(sql: Queryable, chainId: number, number: number): Promise<Hex | undefined> {
+export async function storedBlockHash(
+  sql: Queryable,
+  chainId: number,
+  number: number,
+): Promise<Hex | undefined> {
   const [row] = await sql<{ hash: Uint8Array }[]>`
     SELECT hash FROM recent_blocks WHERE chain_id = ${chainId} AND number = ${number}`;
   return row ? toHex(row.hash) : undefined;
 }
 
 export async function oldestRecentBlock(sql: Queryable, chainId: number): Promise<number | undefined> {
-  const [row] = await sql<{ n: string | null }[]>`SELECT min(number) AS n FROM recent_blocks WHERE chain_id = ${chainId}`;
+  const [row] = await sql<
+    { n: string | null }[]
+  >`SELECT min(number) AS n FROM recent_blocks WHERE chain_id = ${chainId}`;
   return row?.n == null ? undefined : Number(row.n);
 }
 

@@ -1,6 +1,6 @@
 import type { Address, Hex } from "../core/hex.ts";
 import type { ContractType } from "../core/types.ts";
-import { type Queryable, bare, toHex } from "./database.ts";
+import { bare, type Queryable, toHex } from "./database.ts";
 
 export type MintSource = "trace" | "receipt" | "first_event";
 
@@ -43,7 +43,11 @@ export async function storedContractTypes(
  * Stores contracts. A contract already stored keeps its row, except that an observed
  * deployment replaces a first-seen guess and types only ever accumulate.
  */
-export async function upsertContracts(sql: Queryable, chainId: number, records: readonly ContractRecord[]): Promise<void> {
+export async function upsertContracts(
+  sql: Queryable,
+  chainId: number,
+  records: readonly ContractRecord[],
+): Promise<void> {
   if (records.length === 0) return;
   await sql`
     INSERT INTO contracts (chain_id, address, types, name, symbol, decimals, mint_tx, mint_block, mint_time,
@@ -75,6 +79,10 @@ export async function upsertContracts(sql: Queryable, chainId: number, records: 
                          ELSE contracts.mint_source END`;
 }
 
-export async function deleteContractsDiscoveredAfter(sql: Queryable, chainId: number, block: number): Promise<void> {
+export async function deleteContractsDiscoveredAfter(
+  sql: Queryable,
+  chainId: number,
+  block: number,
+): Promise<void> {
   await sql`DELETE FROM contracts WHERE chain_id = ${chainId} AND discovered_block > ${block}`;
 }

@@ -14,7 +14,11 @@ export function copyTime(unixSeconds: number): string {
  * Streams rows into a COPY ... FROM STDIN writable in chunks, so that a large batch never
  * builds one giant string and the socket's back-pressure is respected.
  */
-export async function writeCopyRows<T>(stream: Writable, rows: readonly T[], line: (row: T) => string): Promise<void> {
+export async function writeCopyRows<T>(
+  stream: Writable,
+  rows: readonly T[],
+  line: (row: T) => string,
+): Promise<void> {
   const CHUNK = 2000;
   for (let i = 0; i < rows.length; i += CHUNK) {
     let text = "";

@@ -1,5 +1,5 @@
 import postgres from "postgres";
-import { UserFacingError, errorMessage } from "../core/errors.ts";
+import { errorMessage, UserFacingError } from "../core/errors.ts";
 import { redactUrl } from "../core/url.ts";
 
 export type Sql = postgres.Sql;
@@ -16,7 +16,9 @@ export async function connectDatabase(url: string, options: { max?: number } = {
     types: {},
   });
   try {
-    const [row] = await sql<{ version: number }[]>`SELECT current_setting('server_version_num')::int AS version`;
+    const [row] = await sql<
+      { version: number }[]
+    >`SELECT current_setting('server_version_num')::int AS version`;
     if (!row || row.version < 150000) {
       throw new Error(`PostgreSQL 15 or newer is required, the server is ${row?.version ?? "unknown"}`);
     }

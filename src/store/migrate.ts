@@ -1,6 +1,6 @@
 import { fileURLToPath } from "node:url";
 import { runner } from "node-pg-migrate";
-import { UserFacingError, errorMessage } from "../core/errors.ts";
+import { errorMessage, UserFacingError } from "../core/errors.ts";
 
 const MIGRATIONS_DIR = fileURLToPath(new URL("../../migrations", import.meta.url));
 

@@ -1,5 +1,5 @@
 import type { Address } from "../core/hex.ts";
-import { type Queryable, bare, toHex } from "./database.ts";
+import { bare, type Queryable, toHex } from "./database.ts";
 
 /** Everything a run of transfers changes in ownership and supply, in the form the store applies it. */
 export interface OwnershipChanges {
@@ -13,7 +13,13 @@ export interface OwnershipChanges {
     burned: bigint;
     firstMint: { txHash: string; logIndex: number; blockNumber: number; time: number } | undefined;
   }>;
-  collections: ReadonlyArray<{ contract: Address; minted: bigint; burned: bigint; holders: number; transfers: number }>;
+  collections: ReadonlyArray<{
+    contract: Address;
+    minted: bigint;
+    burned: bigint;
+    holders: number;
+    transfers: number;
+  }>;
   buckets: ReadonlyArray<{
     contract: Address;
     start: number;

@@ -14,7 +14,14 @@ export interface CollectionSummary {
 /** NFT collections of a chain with their current supply, holders and transfer count. */
 export async function collectionSummaries(sql: Queryable, chainId: number): Promise<CollectionSummary[]> {
   const rows = await sql<
-    { address: Uint8Array; name: string; types: ContractType[]; supply: string; holders: string; transfers: string }[]
+    {
+      address: Uint8Array;
+      name: string;
+      types: ContractType[];
+      supply: string;
+      holders: string;
+      transfers: string;
+    }[]
   >`
     SELECT c.address, c.name, c.types, s.supply, s.holders, s.transfers
     FROM collection_stats s JOIN contracts c ON c.chain_id = s.chain_id AND c.address = s.contract

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import postgres from "postgres";
-import { type Sql, connectDatabase } from "../../src/store/database.ts";
+import { connectDatabase, type Sql } from "../../src/store/database.ts";
 import { startEmbeddedPostgres } from "../../src/store/embedded.ts";
 import { migrate } from "../../src/store/migrate.ts";
 

@@ -1,0 +1,215 @@
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { after, before, describe, test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { generateHistory, historyGenesisTimestamp } from "../src/demo/activity.ts";
+import { type Anvil, startAnvil } from "../src/devchain/anvil.ts";
+import { createTestDatabase, stopTestServer, type TestDatabase } from "./support/database.ts";
+import { startFaultProxy } from "./support/fault-proxy.ts";
+import { indexUntil } from "./support/indexing.ts";
+import { snapshotStore } from "./support/snapshot.ts";
+
+const CHAIN_ID = 31337;
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+
+let anvil: Anvil;
+let head: number;
+let reference: TestDatabase;
+let referenceSnapshot: Record<string, unknown[]>;
+const databases: TestDatabase[] = [];
+
+async function rpc<T>(url: string, method: string, params: unknown[] = []): Promise<T> {
+  const response = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+  });
+  const body = (await response.json()) as { result: T };
+  return body.result;
+}
+
+async function freshDatabase(): Promise<TestDatabase> {
+  const db = await createTestDatabase();
+  databases.push(db);
+  return db;
+}
+
+/** Runs `mintlens index` as its own process and resolves with its exit code and stderr (null code: killed). */
+function runIndexProcess(databaseUrl: string, rpcUrl: string, stopAt: number, killAfterMs?: number) {
+  const child = spawn(
+    process.execPath,
+    [
+      "--import",
+      "tsx",
+      "src/main.ts",
+      "index",
+      "--chain",
+      `test=${rpcUrl}`,
+      "--chain-id",
+      String(CHAIN_ID),
+      "--native-symbol",
+      "ETH",
+      "--confirmations",
+      "0",
+      "--batch-blocks",
+      "4",
+      "--database-url",
+      databaseUrl,
+      "--stop-at",
+      String(stopAt),
+      "--log-level",
+      "warn",
+    ],
+    { cwd: ROOT, stdio: ["ignore", "ignore", "pipe"] },
+  );
+  let stderr = "";
+  child.stderr.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const timer = killAfterMs === undefined ? undefined : setTimeout(() => child.kill("SIGKILL"), killAfterMs);
+  return new Promise<{ code: number | null; stderr: string }>((resolve) => {
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stderr });
+    });
+  });
+}
+
+describe("indexer resilience", () => {
+  before(async () => {
+    anvil = await startAnvil({ chainId: CHAIN_ID, timestamp: historyGenesisTimestamp(60) });
+    await generateHistory({ rpcUrl: anvil.url, seed: "resilience", days: 60 });
+    head = Number(await rpc<string>(anvil.url, "eth_blockNumber"));
+    reference = await freshDatabase();
+    await indexUntil({ sql: reference.sql, rpcUrl: anvil.url, chainId: CHAIN_ID, untilBlock: head });
+    referenceSnapshot = await snapshotStore(reference.sql);
+    assert.ok((referenceSnapshot.nft_transfers?.length ?? 0) > 500, "the reference run indexed the history");
+  });
+  after(async () => {
+    for (const db of databases) await db.close();
+    await anvil?.stop();
+    await stopTestServer();
+  });
+
+  test("kill -9 at random points during a backfill, restarted each time, ends identical to an uninterrupted run", async () => {
+    const db = await freshDatabase();
+    let seed = 20240501;
+    const random = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
+    let kills = 0;
+    let finished = false;
+    const progress: number[] = [];
+    const deadline = Date.now() + 240_000;
+    for (let attempt = 0; attempt < 40 && Date.now() < deadline; attempt++) {
+      // Start-up takes about a second; kills land anywhere from before the first commit to late in the run.
+      const { code, stderr } = await runIndexProcess(
+        db.url,
+        anvil.url,
+        head,
+        600 + Math.floor(random() * 2400),
+      );
+      const [row] = await db.sql<
+        { next_block: string }[]
+      >`SELECT next_block FROM chains WHERE chain_id = ${CHAIN_ID}`;
+      progress.push(Number(row?.next_block ?? 0));
+      if (code === 0) {
+        finished = true;
+        break;
+      }
+      assert.equal(code, null, `the indexer failed on its own: ${stderr}`);
+      kills++;
+    }
+    assert.ok(finished, `the indexer finished (progress after each run: ${progress.join(", ")})`);
+    assert.ok(
+      kills >= 3,
+      `it was killed mid-backfill several times (${kills}; progress ${progress.join(", ")})`,
+    );
+    assert.ok(
+      progress.some((p, i) => i < progress.length - 1 && p > 0 && p <= head),
+      "at least one kill landed after some batches were committed and before the end",
+    );
+    assert.deepEqual(await snapshotStore(db.sql), referenceSnapshot);
+  });
+
+  test("through a node that throttles, fails, hangs, drops and truncates answers, the store is the same", async () => {
+    const proxy = await startFaultProxy({
+      upstream: anvil.url,
+      seed: 7,
+      maxLogRange: 20,
+      rates: {
+        tooManyRequests: 0.04,
+        serverError: 0.04,
+        hang: 0.03,
+        reset: 0.06,
+        truncate: 0.04,
+        dropBatchElement: 0.04,
+        nullBlock: 0.02,
+      },
+    });
+    try {
+      const db = await freshDatabase();
+      await indexUntil({
+        sql: db.sql,
+        rpcUrl: proxy.url,
+        chainId: CHAIN_ID,
+        untilBlock: head,
+        // Small JSON-RPC batches make many HTTP requests, so every kind of fault gets its turn.
+        tuning: { rpcTimeoutMs: 1000, rpcRetries: 12, rpcBatchSize: 4 },
+      });
+      for (const kind of [
+        "tooManyRequests",
+        "serverError",
+        "hang",
+        "reset",
+        "truncate",
+        "dropBatchElement",
+        "nullBlock",
+      ] as const) {
+        assert.ok(proxy.counters[kind] > 0, `the proxy injected ${kind}`);
+      }
+      assert.ok(
+        proxy.counters.rangeRefused.some((n) => n > 0),
+        "the proxy refused log ranges",
+      );
+      assert.deepEqual(await snapshotStore(db.sql), referenceSnapshot);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  test("a reorganisation replaces the last blocks: the store matches a fresh index of the new chain", async () => {
+    // A chain of its own, so the shared one stays as the other tests expect it.
+    const fork = await startAnvil({ chainId: CHAIN_ID, timestamp: historyGenesisTimestamp(40) });
+    try {
+      await generateHistory({ rpcUrl: fork.url, seed: "trunk", days: 20 });
+      const snapshot = await rpc<string>(fork.url, "evm_snapshot");
+      const forkPoint = Number(await rpc<string>(fork.url, "eth_blockNumber"));
+      await generateHistory({ rpcUrl: fork.url, seed: "orphaned", days: 5 });
+      const oldHead = Number(await rpc<string>(fork.url, "eth_blockNumber"));
+      const db = await freshDatabase();
+      await indexUntil({ sql: db.sql, rpcUrl: fork.url, chainId: CHAIN_ID, untilBlock: oldHead });
+      const orphaned = await snapshotStore(db.sql);
+
+      assert.equal(await rpc<boolean>(fork.url, "evm_revert", [snapshot]), true);
+      await generateHistory({ rpcUrl: fork.url, seed: "canonical", days: 8 });
+      const newHead = Number(await rpc<string>(fork.url, "eth_blockNumber"));
+      assert.ok(newHead > oldHead, "the new branch is longer");
+      await indexUntil({ sql: db.sql, rpcUrl: fork.url, chainId: CHAIN_ID, untilBlock: newHead });
+
+      const fresh = await freshDatabase();
+      await indexUntil({ sql: fresh.sql, rpcUrl: fork.url, chainId: CHAIN_ID, untilBlock: newHead });
+      const expected = await snapshotStore(fresh.sql);
+      assert.notDeepEqual(
+        orphaned.contracts,
+        expected.contracts,
+        "the orphaned branch had contracts of its own",
+      );
+      assert.ok(forkPoint < oldHead);
+      assert.deepEqual(await snapshotStore(db.sql), expected);
+    } finally {
+      await fork.stop();
+    }
+  });
+});
