@@ -22,5 +22,6 @@ try {
     process.stderr.write(`mintlens: unexpected error: ${errorMessage(error)}\n`);
     if (process.env.MINTLENS_DEBUG) process.stderr.write(`${(error as Error).stack ?? ""}\n`);
   }
-  process.exitCode = 1;
+  // Exit explicitly: the embedded PostgreSQL's exit hook would otherwise end the process with 0.
+  process.exit(1);
 }

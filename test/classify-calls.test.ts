@@ -301,7 +301,10 @@ describe("inspectContract against a scripted node", () => {
       decimals: 0,
     });
     assert.equal(client.blocks.length, 9);
-    assert.ok(client.blocks.every((block) => block === 4_605_167));
+    assert.equal(
+      client.blocks.every((block) => block === 4_605_167),
+      true,
+    );
   });
 
   test("an ERC-20 answering bytes32 name and symbol, as MKR does", async () => {
@@ -398,7 +401,7 @@ describe("inspectContract against contracts deployed on anvil", () => {
     const { abi, bytecode } = artifact(name);
     const hash = await walletClient.deployContract({ abi, bytecode, args, account: deployer, chain: null });
     const receipt = await publicClient.waitForTransactionReceipt({ hash });
-    assert.ok(receipt.contractAddress);
+    assert.ok(receipt.contractAddress, `${name} was deployed`);
     return { address: receipt.contractAddress.toLowerCase() as Address, block: Number(receipt.blockNumber) };
   }
 
@@ -407,7 +410,7 @@ describe("inspectContract against contracts deployed on anvil", () => {
     publicClient = createPublicClient({ transport: http(anvil.url), pollingInterval: 20 });
     walletClient = createWalletClient({ transport: http(anvil.url) });
     const [first] = await walletClient.requestAddresses();
-    assert.ok(first);
+    assert.ok(first, "anvil has unlocked accounts");
     deployer = first.toLowerCase() as Address;
     client = viemChainClient();
   });

@@ -164,7 +164,10 @@ describe("mainnet blocks 17173049-17173050", () => {
 
   test("decode to exactly the NFT transfers they contain", () => {
     assert.equal(expectedNft.length, 10);
-    assert.ok(expectedNft.some((t) => t.standard === "erc1155"));
+    assert.equal(
+      expectedNft.some((t) => t.standard === "erc1155"),
+      true,
+    );
     assert.deepEqual(decoded.nft, expectedNft);
   });
 
@@ -192,7 +195,7 @@ describe("mainnet blocks 17173049-17173050", () => {
     assert.equal(erc721, logs.filter(isErc721Transfer).length);
     for (const transfer of decoded.fungible) {
       const etl = etlByLog.get(`${transfer.txHash}:${transfer.logIndex}`);
-      assert.ok(etl);
+      assert.ok(etl, `ethereum-etl lacks ${transfer.txHash}:${transfer.logIndex}`);
       assert.deepEqual(
         [etl.token_address, etl.from_address, etl.to_address, BigInt(etl.value)],
         [transfer.contract, transfer.from, transfer.to, transfer.amount],
@@ -222,7 +225,7 @@ describe("mainnet blocks 17173049-17173050", () => {
           txIndex,
         };
       });
-    assert.ok(expected.length > 0 && expected.length < logs.filter(isErc20Transfer).length);
+    assert.equal(expected.length > 0 && expected.length < logs.filter(isErc20Transfer).length, true);
     assert.deepEqual(decoded.fungible, expected);
   });
 
@@ -261,8 +264,14 @@ describe("mainnet blocks 17173049-17173050", () => {
       ["0xed5af388653567af2f388e6224dc7c4b3241c544", 1527n],
     );
     const payments = decoded.fungible.filter((f) => f.txHash === tx);
-    assert.ok(payments.length > 0 && payments.every((f) => f.contract === lower(args.sell.paymentToken)));
-    assert.ok(payments.some((f) => f.amount === args.sell.price && f.from === lower(args.buy.trader)));
+    assert.equal(
+      payments.length > 0 && payments.every((f) => f.contract === lower(args.sell.paymentToken)),
+      true,
+    );
+    assert.equal(
+      payments.some((f) => f.amount === args.sell.price && f.from === lower(args.buy.trader)),
+      true,
+    );
   });
 
   test("the Seaport 1.4 sale: the offered ERC-721 moves to the recipient", () => {

@@ -775,7 +775,7 @@ describe("CryptoPunksMarket on a development chain", () => {
       chain: null,
     });
     const punks = (await publicClient.waitForTransactionReceipt({ hash: deployHash })).contractAddress;
-    assert.ok(punks);
+    assert.ok(punks, "the market was deployed");
     const send = async (from: Address, functionName: string, args: unknown[], value = 0n) => {
       const hash = await walletClient.writeContract({
         address: punks,
@@ -815,7 +815,7 @@ describe("CryptoPunksMarket on a development chain", () => {
     }));
     // The original contract's quirk is really there: acceptBidForPunk's PunkBought names no buyer.
     const lastBought = logs.filter((log) => log.topics[0] === toEventSelector(PUNK_BOUGHT)).at(-1);
-    assert.ok(lastBought);
+    assert.ok(lastBought, "a PunkBought was logged");
     const quirk = decodeEventLog({
       abi: [PUNK_BOUGHT],
       topics: lastBought.topics as [Hex, ...Hex[]],
@@ -979,7 +979,7 @@ describe("mints and burns", () => {
       [eventLog({ address: NFT }, ERC721_TRANSFER, { from: ZERO, to: ALICE, tokenId: 1n })],
       noTypes,
     ).nft;
-    assert.ok(mint && isMint(mint) && !isBurn(mint));
+    assert.equal(mint && isMint(mint) && !isBurn(mint), true);
   });
 });
 

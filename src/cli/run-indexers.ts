@@ -38,7 +38,7 @@ export async function runIndexers(options: RunIndexersOptions): Promise<void> {
             chain,
             tuning: config.tuning,
             logger: chainLogger,
-            inspect: (address, emitted, block) => inspectContract(client, address, emitted, block),
+            inspect: (address, emitted) => inspectContract(client, address, emitted),
             onProgress,
             ...(options.untilBlock !== undefined ? { untilBlock: options.untilBlock } : {}),
           },

@@ -110,16 +110,14 @@ export function parseConfig(input: ConfigInput, env: NodeJS.ProcessEnv): Config 
     const envKey = (key: string) => env[`MINTLENS_${name.toUpperCase().replaceAll("-", "_")}_${key}`];
     const pick = (values: string[] | undefined, key: string) => perChain(values, name) ?? envKey(key);
 
-    const url = field(
-      `${name} rpc url`,
-      rpcUrl,
+    const rawUrl =
       inlineUrl ??
-        pick(input.rpcUrl, "RPC_URL") ??
-        (chainSpecs.length === 1 ? env.MINTLENS_RPC_URL : undefined),
-    );
-    if (url === undefined && !problems.some((p) => p.startsWith(`${name} rpc url`))) {
+      pick(input.rpcUrl, "RPC_URL") ??
+      (chainSpecs.length === 1 ? env.MINTLENS_RPC_URL : undefined);
+    const url = rawUrl === undefined ? undefined : field(`${name} rpc url`, rpcUrl, rawUrl);
+    if (rawUrl === undefined) {
       problems.push(
-        `${name} rpc url: missing (--chain ${name}=URL or MINTLENS_${name.toUpperCase()}_RPC_URL)`,
+        `${name} rpc url: missing (--chain ${name}=URL, --rpc-url or MINTLENS_${name.toUpperCase().replaceAll("-", "_")}_RPC_URL)`,
       );
     }
     const chainIdRaw = pick(input.chainId, "CHAIN_ID");

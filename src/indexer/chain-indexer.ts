@@ -51,7 +51,9 @@ const MAX_OUTAGE_BACKOFF_MS = 60_000;
  */
 export async function runChainIndexer(options: ChainIndexerOptions, signal: AbortSignal): Promise<void> {
   const { sql, client, chain, logger } = options;
-  const nodeChainId = await client.chainId();
+  const nodeChainId = await client.chainId().catch((error: unknown) => {
+    throw new UserFacingError(`${chain.name}: cannot use the node: ${errorMessage(error)}`);
+  });
   if (nodeChainId !== chain.chainId) {
     throw new UserFacingError(
       `${chain.name}: the node at ${redactUrl(client.url)} serves chain id ${nodeChainId}, not ${chain.chainId}`,

@@ -29,7 +29,7 @@ export async function fetchBatch(ctx: FetchContext, from: number, to: number): P
   checkConsistency(from, headers, logs);
 
   const emitters = unclassifiedTransferEmitters(logs, registry.typesOf);
-  await registry.ensure([...emitters, ...creations.map((c) => c.address)], to, emittedShapes(logs));
+  await registry.ensure([...emitters, ...creations.map((c) => c.address)], emittedShapes(logs));
   const decoded = decodeLogs(logs, registry.typesOf);
 
   const referenced = new Set<Address>(creations.map((c) => c.address));

@@ -11,8 +11,11 @@ export interface Inspection {
   decimals: number;
 }
 
-/** Inspects a contract on chain: its types from byte-code, ERC-165 and emitted events; its name, symbol, decimals. */
-export type InspectFn = (address: Address, emitted: EmittedShapes, block: number) => Promise<Inspection>;
+/**
+ * Inspects a contract on chain: its types from byte-code, ERC-165 and emitted events; its name,
+ * symbol, decimals. At the latest state: any node answers that, historical state needs an archive node.
+ */
+export type InspectFn = (address: Address, emitted: EmittedShapes) => Promise<Inspection>;
 
 const NOTHING_EMITTED: EmittedShapes = new Set();
 
@@ -48,7 +51,6 @@ export class ContractRegistry {
   /** Makes sure every address is classified, from the store or by inspecting it on chain. */
   async ensure(
     addresses: Iterable<Address>,
-    block: number,
     emitted: ReadonlyMap<Address, EmittedShapes> = new Map(),
   ): Promise<void> {
     const missing: Address[] = [];
@@ -59,7 +61,7 @@ export class ContractRegistry {
       else if (this.needsLookup(address)) missing.push(address);
     }
     if (missing.length > 0) {
-      const work = this.lookup(missing, block, emitted);
+      const work = this.lookup(missing, emitted);
       for (const address of missing) {
         const own = work.then(() => {
           this.inflight.delete(address);
@@ -77,11 +79,7 @@ export class ContractRegistry {
     return types.size === 0 && !this.unclassifiable.has(address);
   }
 
-  private async lookup(
-    addresses: Address[],
-    block: number,
-    emitted: ReadonlyMap<Address, EmittedShapes>,
-  ): Promise<void> {
+  private async lookup(addresses: Address[], emitted: ReadonlyMap<Address, EmittedShapes>): Promise<void> {
     const stored = await storedContractTypes(this.sql, this.chainId, addresses);
     const toInspect: Address[] = [];
     for (const address of addresses) {
@@ -93,7 +91,7 @@ export class ContractRegistry {
     const worker = async () => {
       while (next < toInspect.length) {
         const address = toInspect[next++] as Address;
-        const inspection = await this.inspect(address, emitted.get(address) ?? NOTHING_EMITTED, block);
+        const inspection = await this.inspect(address, emitted.get(address) ?? NOTHING_EMITTED);
         if (inspection.types.length === 0) this.unclassifiable.add(address);
         this.known.set(address, new Set(inspection.types));
         this.pending.set(address, inspection);

@@ -61,7 +61,7 @@ export async function indexUntil(options: IndexOptions): Promise<void> {
         }),
         tuning,
         logger: silentLogger(),
-        inspect: (address, emitted, block) => inspectContract(client, address, emitted, block),
+        inspect: (address, emitted) => inspectContract(client, address, emitted),
         untilBlock: options.untilBlock,
         ...(options.targetEventsPerBatch ? { targetEventsPerBatch: options.targetEventsPerBatch } : {}),
       },

@@ -1,0 +1,191 @@
+import assert from "node:assert/strict";
+import { after, describe, test } from "node:test";
+import { createPublicClient, http } from "viem";
+import { runIndexers } from "../src/cli/run-indexers.ts";
+import { parseConfig } from "../src/config/config.ts";
+import { silentLogger } from "../src/core/logger.ts";
+import { generateHistory, historyGenesisTimestamp } from "../src/demo/activity.ts";
+import { type Anvil, startAnvil } from "../src/devchain/anvil.ts";
+import { connectDevChain, deployArtifact } from "../src/devchain/deploy.ts";
+import { createTestDatabase, stopTestServer, type TestDatabase } from "./support/database.ts";
+import { startFaultProxy } from "./support/fault-proxy.ts";
+import { indexUntil } from "./support/indexing.ts";
+import { snapshotStore } from "./support/snapshot.ts";
+
+const cleanups: Array<() => Promise<void>> = [];
+after(async () => {
+  for (const cleanup of cleanups.reverse()) await cleanup();
+  await stopTestServer();
+});
+
+async function anvilWith(
+  chainId: number,
+  seed: string,
+  days: number,
+): Promise<{ anvil: Anvil; head: number }> {
+  const anvil = await startAnvil({ chainId, timestamp: historyGenesisTimestamp(days + 5) });
+  cleanups.push(() => anvil.stop());
+  await generateHistory({ rpcUrl: anvil.url, seed, days });
+  const head = Number(await createPublicClient({ transport: http(anvil.url) }).getBlockNumber());
+  return { anvil, head };
+}
+
+async function database(): Promise<TestDatabase> {
+  const db = await createTestDatabase();
+  cleanups.push(() => db.close());
+  return db;
+}
+
+const bytes = (hex: string) => Buffer.from(hex.slice(2), "hex");
+
+function config(chains: Array<{ name: string; url: string; chainId: number }>, confirmations: number) {
+  return parseConfig(
+    {
+      chain: chains.map((c) => `${c.name}=${c.url}`),
+      chainId: chains.map((c) => `${c.name}=${c.chainId}`),
+      nativeSymbol: ["ETH"],
+      confirmations: [String(confirmations)],
+      pollInterval: "100",
+      batchBlocks: "20",
+    },
+    {},
+  );
+}
+
+describe("following the head", () => {
+  test("a contract deployed at the head is stored within seconds of reaching the confirmation depth", async () => {
+    const anvil = await startAnvil({ chainId: 31337 });
+    cleanups.push(() => anvil.stop());
+    const db = await database();
+    const controller = new AbortController();
+    const running = runIndexers({
+      config: config([{ name: "local", url: anvil.url, chainId: 31337 }], 2),
+      sql: db.sql,
+      logger: silentLogger(),
+      onProgress: () => {},
+      signal: controller.signal,
+    });
+    try {
+      const chain = connectDevChain(anvil.url);
+      const deployed = await deployArtifact(chain, "TestERC721", ["Late", "LATE"]);
+      await chain.testClient.mine({ blocks: 2 });
+      const confirmedAt = Date.now();
+      let storedAfter: number | undefined;
+      while (Date.now() - confirmedAt < 20_000) {
+        const rows = await db.sql`SELECT types FROM contracts WHERE address = ${bytes(deployed.address)}`;
+        if (rows.length > 0) {
+          storedAfter = Date.now() - confirmedAt;
+          assert.deepEqual(rows[0]?.types, ["TYPE_ERC721"]);
+          break;
+        }
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      assert.ok(
+        storedAfter !== undefined && storedAfter < 5000,
+        `stored ${storedAfter} ms after confirmation`,
+      );
+      const [chainRow] = await db.sql<{ next_block: string }[]>`SELECT next_block FROM chains`;
+      assert.ok(
+        Number(chainRow?.next_block) <= deployed.blockNumber + 1 + 2,
+        "blocks within the confirmation depth wait",
+      );
+    } finally {
+      controller.abort();
+      await running;
+    }
+  });
+
+  test("several chains index at once into one store, each as if alone", async () => {
+    const a = await anvilWith(31337, "chain-a", 15);
+    const b = await anvilWith(31338, "chain-b", 12);
+    const together = await database();
+    await runIndexers({
+      config: config(
+        [
+          { name: "alpha", url: a.anvil.url, chainId: 31337 },
+          { name: "beta", url: b.anvil.url, chainId: 31338 },
+        ],
+        0,
+      ),
+      sql: together.sql,
+      logger: silentLogger(),
+      onProgress: () => {},
+      signal: AbortSignal.timeout(120_000),
+      untilBlock: Math.max(a.head, b.head),
+    });
+    const both = await snapshotStore(together.sql);
+    for (const [chainId, head, url] of [
+      [31337, a.head, a.anvil.url],
+      [31338, b.head, b.anvil.url],
+    ] as const) {
+      const alone = await database();
+      await indexUntil({ sql: alone.sql, rpcUrl: url, chainId, untilBlock: head });
+      const expected = await snapshotStore(alone.sql);
+      for (const [table, rows] of Object.entries(expected)) {
+        if (table === "chains") continue;
+        const mine = (both[table] ?? []).filter(
+          (r) => (r as { chain_id: string }).chain_id === String(chainId),
+        );
+        assert.deepEqual(mine, rows, `${table} of chain ${chainId}`);
+      }
+      assert.ok((expected.nft_transfers?.length ?? 0) > 100, `chain ${chainId} has transfers`);
+    }
+  });
+
+  test("without a trace API, deployments come from receipts and factory-made collections from their first transfer", async () => {
+    const { anvil, head } = await anvilWith(31337, "no-traces", 30);
+    const proxy = await startFaultProxy({
+      upstream: anvil.url,
+      disabledMethods: ["trace_block", "debug_traceBlockByNumber"],
+    });
+    cleanups.push(() => proxy.close());
+    const withoutTraces = await database();
+    await indexUntil({ sql: withoutTraces.sql, rpcUrl: proxy.url, chainId: 31337, untilBlock: head });
+    const withTraces = await database();
+    await indexUntil({ sql: withTraces.sql, rpcUrl: anvil.url, chainId: 31337, untilBlock: head });
+    assert.ok(proxy.counters.methodDisabled > 0, "the proxy refused the trace methods");
+
+    const traced = await snapshotStore(withTraces.sql);
+    const fallback = await snapshotStore(withoutTraces.sql);
+    for (const table of [
+      "nft_transfers",
+      "token_balances",
+      "collection_holders",
+      "tokens",
+      "collection_buckets",
+    ]) {
+      assert.deepEqual(fallback[table], traced[table], `${table} does not depend on traces`);
+    }
+
+    const client = createPublicClient({ transport: http(anvil.url) });
+    const rows = await withoutTraces.sql<
+      {
+        address: Uint8Array;
+        mint_source: string;
+        mint_tx: Uint8Array;
+        minter: Uint8Array;
+        creator: Uint8Array | null;
+      }[]
+    >`SELECT address, mint_source, mint_tx, minter, creator FROM contracts`;
+    const sources = new Set(rows.map((r) => r.mint_source));
+    assert.deepEqual([...sources].sort(), ["first_event", "receipt"], "both fallbacks were used");
+    for (const row of rows) {
+      const address = `0x${Buffer.from(row.address).toString("hex")}` as `0x${string}`;
+      const tx = `0x${Buffer.from(row.mint_tx).toString("hex")}` as `0x${string}`;
+      if (row.mint_source === "receipt") {
+        const receipt = await client.getTransactionReceipt({ hash: tx });
+        assert.equal(receipt.contractAddress?.toLowerCase(), address, "the receipt deployed this contract");
+      } else {
+        const [first] = await client.getLogs({ address, fromBlock: 0n, toBlock: BigInt(head) });
+        assert.equal(
+          first?.transactionHash,
+          tx,
+          `the mint event of ${address} is its first log's transaction`,
+        );
+        assert.equal(row.creator, null, "no creator is known without traces");
+      }
+      const sender = (await client.getTransaction({ hash: tx })).from.toLowerCase();
+      assert.equal(`0x${Buffer.from(row.minter).toString("hex")}`, sender);
+    }
+  });
+});
