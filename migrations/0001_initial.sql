@@ -83,7 +83,8 @@ CREATE TABLE fungible_transfers (
 );
 CREATE INDEX fungible_transfers_by_block ON fungible_transfers USING brin (chain_id, block_number);
 
--- Current balance of every (token, holder); rows at zero are deleted.
+-- Current balance of every (token, holder); rows at zero are deleted. A token's supply is the
+-- sum of its balances; its mint event is its first transfer from the zero address.
 CREATE TABLE token_balances (
   chain_id bigint NOT NULL,
   contract bytea NOT NULL,
@@ -102,21 +103,6 @@ CREATE TABLE collection_holders (
   PRIMARY KEY (chain_id, contract, holder)
 );
 CREATE INDEX collection_holders_by_units ON collection_holders (chain_id, contract, units DESC, holder);
-
-CREATE TABLE tokens (
-  chain_id        bigint NOT NULL,
-  contract        bytea NOT NULL,
-  token_id        numeric(78, 0) NOT NULL,
-  minted          numeric(78, 0) NOT NULL DEFAULT 0,
-  burned          numeric(78, 0) NOT NULL DEFAULT 0,
-  supply          numeric(78, 0) GENERATED ALWAYS AS (minted - burned) STORED,
-  -- The first mint of the token.
-  mint_tx         bytea,
-  mint_log_index  integer,
-  mint_block      bigint,
-  mint_time       timestamptz,
-  PRIMARY KEY (chain_id, contract, token_id)
-);
 
 CREATE TABLE collection_stats (
   chain_id  bigint NOT NULL,
@@ -143,5 +129,5 @@ CREATE TABLE collection_buckets (
 );
 
 -- Down Migration
-DROP TABLE collection_buckets, collection_stats, tokens, collection_holders, token_balances,
+DROP TABLE collection_buckets, collection_stats, collection_holders, token_balances,
   fungible_transfers, nft_transfers, contracts, recent_blocks, chains;

@@ -1,7 +1,7 @@
 import { rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Command } from "commander";
-import { parseConfig } from "../config/config.ts";
+import { ConfigError, parseConfig } from "../config/config.ts";
 import { createLogger } from "../core/logger.ts";
 import { generateHistory, historyGenesisTimestamp, runLiveActivity } from "../demo/activity.ts";
 import { startAnvil } from "../devchain/anvil.ts";

@@ -1,5 +1,5 @@
 import { isBurnAddress } from "../core/burn.ts";
-import type { Address, Hex } from "../core/hex.ts";
+import type { Address } from "../core/hex.ts";
 import type { NftTransfer } from "../core/types.ts";
 
 /** Seconds in one rollup bucket. */
@@ -23,15 +23,6 @@ export interface HolderUnits {
   units: bigint;
 }
 
-export interface TokenDelta {
-  contract: Address;
-  tokenId: bigint;
-  minted: bigint;
-  burned: bigint;
-  /** The first mint among the transfers, if any. */
-  firstMint: { txHash: Hex; logIndex: number; blockNumber: number; time: number } | undefined;
-}
-
 export interface CollectionDelta {
   contract: Address;
   minted: bigint;
@@ -49,7 +40,6 @@ export interface BucketDelta extends CollectionDelta {
 export interface Effects {
   balances: BalanceDelta[];
   holders: HolderUnits[];
-  tokens: TokenDelta[];
   collections: CollectionDelta[];
   buckets: BucketDelta[];
 }
@@ -84,7 +74,6 @@ export function computeEffects(
 ): Effects {
   const balances = new Map<string, BalanceDelta>();
   const units = new Map<string, HolderUnits>();
-  const tokens = new Map<string, TokenDelta>();
   const collections = new Map<string, CollectionDelta>();
   const buckets = new Map<string, BucketDelta>();
 
@@ -118,22 +107,14 @@ export function computeEffects(
       collection = { contract: t.contract, minted: 0n, burned: 0n, holders: 0, transfers: 0 };
       collections.set(t.contract, collection);
     }
-    const tokenKey = `${t.contract}${t.tokenId}`;
-    let token = tokens.get(tokenKey);
-    if (!token) {
-      token = { contract: t.contract, tokenId: t.tokenId, minted: 0n, burned: 0n, firstMint: undefined };
-      tokens.set(tokenKey, token);
-    }
 
     bucket.transfers++;
     collection.transfers++;
     const fromBurn = isBurnAddress(t.from);
     const toBurn = isBurnAddress(t.to);
     if (fromBurn) {
-      token.minted += t.amount;
       bucket.minted += t.amount;
       collection.minted += t.amount;
-      token.firstMint ??= { txHash: t.txHash, logIndex: t.logIndex, blockNumber: t.blockNumber, time };
     } else {
       addBalance(t, t.from, -t.amount);
       const holder = unitsOf(t.contract, t.from);
@@ -145,7 +126,6 @@ export function computeEffects(
       }
     }
     if (toBurn) {
-      token.burned += t.amount;
       bucket.burned += t.amount;
       collection.burned += t.amount;
     } else {
@@ -163,7 +143,6 @@ export function computeEffects(
   return {
     balances: [...balances.values()].filter((b) => b.delta !== 0n),
     holders: [...units.values()],
-    tokens: [...tokens.values()],
     collections: [...collections.values()],
     buckets: [...buckets.values()],
   };

@@ -28,7 +28,7 @@ export async function rollbackAfter(sql: Sql, chainId: number, ancestor: number)
     const restored = pairs.map((p) => ({ ...p, units: before(p.contract, p.holder) }));
     await applyOwnership(tx, chainId, { ...effects, holders: restored }, -1);
     await deleteTransfersAfter(tx, chainId, ancestor);
-    await pruneAfterRollback(tx, chainId, ancestor, effects);
+    await pruneAfterRollback(tx, chainId, effects);
     await deleteContractsDiscoveredAfter(tx, chainId, ancestor);
     await forgetBlocksAfter(tx, chainId, ancestor);
     await setNextBlock(tx, chainId, ancestor + 1);

@@ -6,13 +6,6 @@ export interface OwnershipChanges {
   balances: ReadonlyArray<{ contract: Address; tokenId: bigint; holder: Address; delta: bigint }>;
   /** New absolute units per touched (collection, holder); zero removes the holder. */
   holders: ReadonlyArray<{ contract: Address; holder: Address; units: bigint }>;
-  tokens: ReadonlyArray<{
-    contract: Address;
-    tokenId: bigint;
-    minted: bigint;
-    burned: bigint;
-    firstMint: { txHash: string; logIndex: number; blockNumber: number; time: number } | undefined;
-  }>;
   collections: ReadonlyArray<{
     contract: Address;
     minted: bigint;
@@ -58,7 +51,7 @@ export async function applyOwnership(
   sign: 1 | -1 = 1,
 ): Promise<void> {
   const s = BigInt(sign);
-  const { balances, holders, tokens, collections, buckets } = changes;
+  const { balances, holders, collections, buckets } = changes;
   if (balances.length > 0) {
     await sql`
       MERGE INTO token_balances t
@@ -83,25 +76,6 @@ export async function applyOwnership(
       WHEN MATCHED THEN UPDATE SET units = s.units
       WHEN NOT MATCHED AND s.units <> 0 THEN INSERT (chain_id, contract, holder, units)
         VALUES (${chainId}, s.contract, s.holder, s.units)`;
-  }
-  if (tokens.length > 0) {
-    const mints = tokens.map((t) => (sign === 1 ? t.firstMint : undefined));
-    await sql`
-      INSERT INTO tokens AS t (chain_id, contract, token_id, minted, burned, mint_tx, mint_log_index, mint_block, mint_time)
-      SELECT ${chainId}, decode(c, 'hex'), tid::numeric, m::numeric, b::numeric, decode(nullif(tx, ''), 'hex'), li,
-             mb, to_timestamp(mt)
-      FROM unnest(${tokens.map((t) => bare(t.contract))}::text[], ${tokens.map((t) => t.tokenId.toString())}::text[],
-                  ${tokens.map((t) => (t.minted * s).toString())}::text[], ${tokens.map((t) => (t.burned * s).toString())}::text[],
-                  ${mints.map((m) => (m ? bare(m.txHash) : ""))}::text[], ${mints.map((m) => m?.logIndex ?? null)}::int[],
-                  ${mints.map((m) => m?.blockNumber ?? null)}::bigint[], ${mints.map((m) => m?.time ?? null)}::bigint[])
-        AS u(c, tid, m, b, tx, li, mb, mt)
-      ON CONFLICT (chain_id, contract, token_id) DO UPDATE SET
-        minted = t.minted + excluded.minted,
-        burned = t.burned + excluded.burned,
-        mint_tx = coalesce(t.mint_tx, excluded.mint_tx),
-        mint_log_index = CASE WHEN t.mint_tx IS NULL THEN excluded.mint_log_index ELSE t.mint_log_index END,
-        mint_block = coalesce(t.mint_block, excluded.mint_block),
-        mint_time = coalesce(t.mint_time, excluded.mint_time)`;
   }
   if (collections.length > 0) {
     await sql`
@@ -128,28 +102,13 @@ export async function applyOwnership(
   }
 }
 
-/**
- * After a rollback: mints from orphaned blocks are forgotten, and tokens, buckets and
- * collections the rollback emptied are removed (only those it touched are looked at).
- */
+/** After a rollback: buckets and collections the rollback emptied are removed (only those it touched are looked at). */
 export async function pruneAfterRollback(
   sql: Queryable,
   chainId: number,
-  block: number,
   changes: OwnershipChanges,
 ): Promise<void> {
-  const { tokens, buckets, collections } = changes;
-  await sql`
-    UPDATE tokens t SET mint_tx = NULL, mint_log_index = NULL, mint_block = NULL, mint_time = NULL
-    FROM unnest(${tokens.map((k) => bare(k.contract))}::text[], ${tokens.map((k) => k.tokenId.toString())}::text[]) AS u(c, tid)
-    WHERE t.chain_id = ${chainId} AND t.contract = decode(u.c, 'hex') AND t.token_id = u.tid::numeric
-      AND t.mint_block > ${block}`;
-  await sql`
-    DELETE FROM tokens t
-    USING unnest(${tokens.map((k) => bare(k.contract))}::text[], ${tokens.map((k) => k.tokenId.toString())}::text[]) AS u(c, tid)
-    WHERE t.chain_id = ${chainId} AND t.contract = decode(u.c, 'hex') AND t.token_id = u.tid::numeric
-      AND NOT EXISTS (SELECT 1 FROM nft_transfers n WHERE n.chain_id = t.chain_id AND n.contract = t.contract
-                      AND n.token_id = t.token_id)`;
+  const { buckets, collections } = changes;
   await sql`
     DELETE FROM collection_buckets t
     USING unnest(${buckets.map((k) => bare(k.contract))}::text[], ${buckets.map((k) => k.start)}::bigint[]) AS u(c, st)

@@ -8,7 +8,6 @@ const TABLES: Record<string, string> = {
   fungible_transfers: "chain_id, contract, block_number, log_index",
   token_balances: "chain_id, contract, token_id, holder",
   collection_holders: "chain_id, contract, holder",
-  tokens: "chain_id, contract, token_id",
   collection_stats: "chain_id, contract",
   collection_buckets: "chain_id, contract, bucket_start",
   recent_blocks: "chain_id, number",
