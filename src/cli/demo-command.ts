@@ -36,7 +36,7 @@ export function registerDemoCommand(program: Command): void {
 async function runDemo(flags: DemoFlags): Promise<void> {
   const days = Number(flags.days ?? 120);
   if (!Number.isInteger(days) || days < 1 || days > 3650)
-    throw new Error("--days must be a whole number from 1 to 3650");
+    throw new ConfigError([`days: ${flags.days} is not a whole number from 1 to 3650`]);
   const seed = flags.seed ?? "mintlens";
   const dataDir = resolve(flags.dataDir ?? join(".mintlens", "demo"));
   const logger = createLogger(process.env.MINTLENS_LOG_LEVEL ?? "info");
