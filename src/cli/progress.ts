@@ -86,7 +86,7 @@ export function createProgressDisplay(
   const multibar = new cliProgress.MultiBar(
     {
       format:
-        "{chain} |{bar}| block {block} / {target}  {blocksPerSec} blocks/s  {eventsPerSec} events/s  {behind} behind  ETA {eta}",
+        "{chain} |{bar}| block {block} / {target}  {blocksPerSec} blocks/s  {eventsPerSec} events/s  {behind} behind  ETA {remaining}",
       hideCursor: true,
       clearOnComplete: false,
       stream: process.stderr,
@@ -106,7 +106,8 @@ export function createProgressDisplay(
         blocksPerSec: Math.round(rate.blocksPerSec),
         eventsPerSec: Math.round(rate.transfersPerSec),
         behind,
-        eta: eta(behind, rate.blocksPerSec),
+        // Not "eta": cli-progress fills that key with its own estimate of the bar's value.
+        remaining: eta(behind, rate.blocksPerSec),
       };
       let bar = bars.get(progress.chain);
       if (!bar) {
