@@ -6,8 +6,17 @@ export function copyBytea(hex: string): string {
   return `\\\\x${hex.slice(2)}`;
 }
 
-export function copyTime(unixSeconds: number): string {
-  return new Date(unixSeconds * 1000).toISOString();
+/** A block time in COPY's text format, formatted once per block rather than once per row. */
+export function copyTimeOf(timeOf: (blockNumber: number) => number): (blockNumber: number) => string {
+  const cache = new Map<number, string>();
+  return (blockNumber) => {
+    let text = cache.get(blockNumber);
+    if (text === undefined) {
+      text = new Date(timeOf(blockNumber) * 1000).toISOString();
+      cache.set(blockNumber, text);
+    }
+    return text;
+  };
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { Address } from "../core/hex.ts";
-import { bare, type Queryable, toHex } from "./database.ts";
+import { bare, column, type Queryable, toHex } from "./database.ts";
 
 /** Everything a run of transfers changes in ownership and supply, in the form the store applies it. */
 export interface OwnershipChanges {
@@ -33,7 +33,8 @@ export async function holderUnits(
   if (pairs.length === 0) return units;
   const rows = await sql<{ contract: Uint8Array; holder: Uint8Array; units: string }[]>`
     SELECT h.contract, h.holder, h.units
-    FROM unnest(${pairs.map((p) => bare(p.contract))}::text[], ${pairs.map((p) => bare(p.holder))}::text[]) AS u(c, h)
+    FROM unnest(string_to_array(${column(pairs.map((p) => bare(p.contract)))}, ','),
+                string_to_array(${column(pairs.map((p) => bare(p.holder)))}, ',')) AS u(c, h)
     JOIN collection_holders h
       ON h.chain_id = ${chainId} AND h.contract = decode(u.c, 'hex') AND h.holder = decode(u.h, 'hex')`;
   for (const row of rows) units.set(toHex(row.contract) + toHex(row.holder), BigInt(row.units));
@@ -56,8 +57,10 @@ export async function applyOwnership(
     await sql`
       MERGE INTO token_balances t
       USING (SELECT decode(c, 'hex') AS contract, tid::numeric AS token_id, decode(h, 'hex') AS holder, d::numeric AS delta
-             FROM unnest(${balances.map((b) => bare(b.contract))}::text[], ${balances.map((b) => b.tokenId.toString())}::text[],
-                         ${balances.map((b) => bare(b.holder))}::text[], ${balances.map((b) => (b.delta * s).toString())}::text[])
+             FROM unnest(string_to_array(${column(balances.map((b) => bare(b.contract)))}, ','),
+                         string_to_array(${column(balances.map((b) => b.tokenId))}, ','),
+                         string_to_array(${column(balances.map((b) => bare(b.holder)))}, ','),
+                         string_to_array(${column(balances.map((b) => b.delta * s))}, ','))
                AS u(c, tid, h, d)) s
       ON t.chain_id = ${chainId} AND t.contract = s.contract AND t.token_id = s.token_id AND t.holder = s.holder
       WHEN MATCHED AND t.amount + s.delta = 0 THEN DELETE
@@ -69,8 +72,9 @@ export async function applyOwnership(
     await sql`
       MERGE INTO collection_holders t
       USING (SELECT decode(c, 'hex') AS contract, decode(h, 'hex') AS holder, n::numeric AS units
-             FROM unnest(${holders.map((h) => bare(h.contract))}::text[], ${holders.map((h) => bare(h.holder))}::text[],
-                         ${holders.map((h) => h.units.toString())}::text[]) AS u(c, h, n)) s
+             FROM unnest(string_to_array(${column(holders.map((h) => bare(h.contract)))}, ','),
+                         string_to_array(${column(holders.map((h) => bare(h.holder)))}, ','),
+                         string_to_array(${column(holders.map((h) => h.units))}, ',')) AS u(c, h, n)) s
       ON t.chain_id = ${chainId} AND t.contract = s.contract AND t.holder = s.holder
       WHEN MATCHED AND s.units = 0 THEN DELETE
       WHEN MATCHED THEN UPDATE SET units = s.units

@@ -1,6 +1,6 @@
 import type { Address, Hex } from "../core/hex.ts";
 import type { FungibleTransfer, NftTransfer, TransferStandard } from "../core/types.ts";
-import { copyBytea, copyTime, writeCopyRows } from "./copy.ts";
+import { copyBytea, copyTimeOf, writeCopyRows } from "./copy.ts";
 import { type Queryable, toHex } from "./database.ts";
 
 type TimeOf = (blockNumber: number) => number;
@@ -17,11 +17,12 @@ export async function insertNftTransfers(
     COPY nft_transfers (chain_id, contract, block_number, log_index, seq, token_id, from_address, to_address, amount,
                         tx_hash, tx_index, block_time, standard) FROM STDIN`.writable();
   const chain = String(chainId);
+  const timeText = copyTimeOf(timeOf);
   await writeCopyRows(
     stream,
     transfers,
     (t) =>
-      `${chain}\t${copyBytea(t.contract)}\t${t.blockNumber}\t${t.logIndex}\t${t.seq}\t${t.tokenId}\t${copyBytea(t.from)}\t${copyBytea(t.to)}\t${t.amount}\t${copyBytea(t.txHash)}\t${t.txIndex}\t${copyTime(timeOf(t.blockNumber))}\t${t.standard}`,
+      `${chain}\t${copyBytea(t.contract)}\t${t.blockNumber}\t${t.logIndex}\t${t.seq}\t${t.tokenId}\t${copyBytea(t.from)}\t${copyBytea(t.to)}\t${t.amount}\t${copyBytea(t.txHash)}\t${t.txIndex}\t${timeText(t.blockNumber)}\t${t.standard}`,
   );
 }
 
@@ -36,11 +37,12 @@ export async function insertFungibleTransfers(
     COPY fungible_transfers (chain_id, contract, block_number, log_index, from_address, to_address, amount, tx_hash,
                              tx_index, block_time) FROM STDIN`.writable();
   const chain = String(chainId);
+  const timeText = copyTimeOf(timeOf);
   await writeCopyRows(
     stream,
     transfers,
     (t) =>
-      `${chain}\t${copyBytea(t.contract)}\t${t.blockNumber}\t${t.logIndex}\t${copyBytea(t.from)}\t${copyBytea(t.to)}\t${t.amount}\t${copyBytea(t.txHash)}\t${t.txIndex}\t${copyTime(timeOf(t.blockNumber))}`,
+      `${chain}\t${copyBytea(t.contract)}\t${t.blockNumber}\t${t.logIndex}\t${copyBytea(t.from)}\t${copyBytea(t.to)}\t${t.amount}\t${copyBytea(t.txHash)}\t${t.txIndex}\t${timeText(t.blockNumber)}`,
   );
 }
 
