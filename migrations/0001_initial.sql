@@ -65,7 +65,6 @@ CREATE TABLE nft_transfers (
 -- Rows arrive in block order, so a BRIN index finds the newest blocks (reorg rollback) for
 -- almost no write cost.
 CREATE INDEX nft_transfers_by_block ON nft_transfers USING brin (chain_id, block_number);
-CREATE INDEX nft_transfers_by_token ON nft_transfers (chain_id, contract, token_id, block_number DESC);
 
 -- ERC-20 movements inside transactions that move NFTs: the candidate payments.
 CREATE TABLE fungible_transfers (

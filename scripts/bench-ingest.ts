@@ -160,10 +160,13 @@ async function main(): Promise<void> {
     await fetchOnly(client, meta.head);
 
     const fetchStart = performance.now();
+    const fetchCpuStart = process.cpuUsage();
     const fetchedLogs = await fetchOnly(client, meta.head);
     const fetchSeconds = (performance.now() - fetchStart) / 1000;
+    const fetchCpu = process.cpuUsage(fetchCpuStart);
 
     const indexStart = performance.now();
+    const cpuStart = process.cpuUsage();
     await runChainIndexer(
       {
         sql,
@@ -186,6 +189,8 @@ async function main(): Promise<void> {
       AbortSignal.timeout(600_000),
     );
     const indexSeconds = (performance.now() - indexStart) / 1000;
+    const cpu = process.cpuUsage(cpuStart);
+    const nodeCpuSeconds = (cpu.user + cpu.system) / 1e6;
     const [stored] = await sql<{ n: string }[]>`SELECT count(*) AS n FROM nft_transfers`;
 
     say("");
@@ -197,6 +202,9 @@ async function main(): Promise<void> {
       `index:          ${indexSeconds.toFixed(2)} s  ${Math.round(fetchedLogs / indexSeconds)} events/s  (${stored?.n} transfer rows stored)`,
     );
     say(`index / fetch:  ${(indexSeconds / fetchSeconds).toFixed(2)}x`);
+    say(
+      `CPU here:       fetch only ${((fetchCpu.user + fetchCpu.system) / 1e6).toFixed(2)} s, index ${nodeCpuSeconds.toFixed(2)} s (PostgreSQL and anvil run in their own processes on the same 2 cores)`,
+    );
     say(`targets:        >= 20000 events/s end to end, <= 1.3x the fetch-only time`);
   } finally {
     await client.close();
