@@ -5,7 +5,7 @@ import { errorMessage, TransientError, UserFacingError } from "../core/errors.ts
 import type { Hex } from "../core/hex.ts";
 import type { Logger } from "../core/logger.ts";
 import { redactUrl } from "../core/url.ts";
-import { ensureChain, oldestRecentBlock, storedBlockHash } from "../store/chain-state.ts";
+import { ensureChain, oldestRecentBlock, storedBlockHash, storedBlockHashes } from "../store/chain-state.ts";
 import type { Sql } from "../store/database.ts";
 import { tryLockChain } from "../store/lock.ts";
 import type { FetchedBatch } from "./batch.ts";
@@ -179,16 +179,12 @@ class ChainIndexer {
     const { sql, client, chain, logger } = this.options;
     const oldest = (await oldestRecentBlock(sql, chain.chainId)) ?? this.next - 1;
     const floor = Math.max(oldest, this.next - RECENT_BLOCKS_KEPT);
+    const stored = await storedBlockHashes(sql, chain.chainId, floor, this.next - 1);
     let ancestor: number | undefined;
     for (let top = this.next - 1; top >= floor && ancestor === undefined; top -= 32) {
       const numbers = Array.from({ length: Math.min(32, top - floor + 1) }, (_, i) => top - i);
       const headers = await client.getHeaders(numbers);
-      for (const header of headers) {
-        if ((await storedBlockHash(sql, chain.chainId, header.number)) === header.hash) {
-          ancestor = header.number;
-          break;
-        }
-      }
+      ancestor = headers.find((header) => stored.get(header.number) === header.hash)?.number;
     }
     if (ancestor === undefined) {
       throw new UserFacingError(

@@ -41,6 +41,18 @@ export async function storedBlockHash(
   return row ? toHex(row.hash) : undefined;
 }
 
+/** Stored hashes of the recent blocks in [from, to]. */
+export async function storedBlockHashes(
+  sql: Queryable,
+  chainId: number,
+  from: number,
+  to: number,
+): Promise<Map<number, Hex>> {
+  const rows = await sql<{ number: string; hash: Uint8Array }[]>`
+    SELECT number, hash FROM recent_blocks WHERE chain_id = ${chainId} AND number BETWEEN ${from} AND ${to}`;
+  return new Map(rows.map((r) => [Number(r.number), toHex(r.hash)]));
+}
+
 export async function oldestRecentBlock(sql: Queryable, chainId: number): Promise<number | undefined> {
   const [row] = await sql<
     { n: string | null }[]
