@@ -72,7 +72,9 @@ export function computeEffects(
   timeOf: (blockNumber: number) => number,
   unitsBefore: UnitsLookup,
 ): Effects {
-  const balances = new Map<string, BalanceDelta>();
+  // Keyed by holder, then by token id: a bigint is a Map key by value, and turning every token
+  // id into a string for a flat key costs more than the rest of the replay.
+  const balances = new Map<string, Map<bigint, BalanceDelta>>();
   const units = new Map<string, HolderUnits>();
   const collections = new Map<string, CollectionDelta>();
   const buckets = new Map<string, BucketDelta>();
@@ -87,10 +89,15 @@ export function computeEffects(
     return entry;
   };
   const addBalance = (t: NftTransfer, holder: Address, delta: bigint) => {
-    const key = `${t.contract}${t.tokenId}:${holder}`;
-    const entry = balances.get(key);
+    const key = t.contract + holder;
+    let byToken = balances.get(key);
+    if (!byToken) {
+      byToken = new Map();
+      balances.set(key, byToken);
+    }
+    const entry = byToken.get(t.tokenId);
     if (entry) entry.delta += delta;
-    else balances.set(key, { contract: t.contract, tokenId: t.tokenId, holder, delta });
+    else byToken.set(t.tokenId, { contract: t.contract, tokenId: t.tokenId, holder, delta });
   };
 
   for (const t of transfers) {
@@ -141,7 +148,9 @@ export function computeEffects(
   }
 
   return {
-    balances: [...balances.values()].filter((b) => b.delta !== 0n),
+    balances: [...balances.values()].flatMap((byToken) =>
+      [...byToken.values()].filter((b) => b.delta !== 0n),
+    ),
     holders: [...units.values()],
     collections: [...collections.values()],
     buckets: [...buckets.values()],
