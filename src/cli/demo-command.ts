@@ -86,10 +86,10 @@ async function runDemo(flags: DemoFlags): Promise<void> {
     const summaries = setInterval(async () => {
       const rows = await collectionSummaries(database.sql, DEMO_CHAIN_ID).catch(() => []);
       if (rows.length === 0) return;
-      say("collections indexed so far:");
+      display.print("demo: collections indexed so far:");
       for (const r of rows) {
-        say(
-          `  ${r.address} ${r.name.padEnd(24)} ${r.types.join(",").padEnd(20)} supply ${r.supply.padStart(6)}  holders ${String(r.holders).padStart(4)}  transfers ${String(r.transfers).padStart(6)}`,
+        display.print(
+          `demo:   ${r.address} ${r.name.padEnd(24)} ${r.types.join(",").padEnd(20)} supply ${r.supply.padStart(6)}  holders ${String(r.holders).padStart(4)}  transfers ${String(r.transfers).padStart(6)}`,
         );
       }
     }, 15_000);

@@ -4,6 +4,8 @@ import type { Progress } from "../indexer/chain-indexer.ts";
 
 export interface ProgressDisplay {
   update(progress: Progress): void;
+  /** Prints a line of text without breaking the bars. */
+  print(line: string): void;
   stop(): void;
 }
 
@@ -79,6 +81,9 @@ export function createProgressDisplay(
           "progress",
         );
       },
+      print(line) {
+        process.stderr.write(`${line}\n`);
+      },
       stop() {},
     };
   }
@@ -116,6 +121,9 @@ export function createProgressDisplay(
       }
       bar.setTotal(Math.max(progress.target, 1));
       bar.update(Math.max(progress.nextBlock - 1, 0), payload);
+    },
+    print(line) {
+      multibar.log(`${line}\n`);
     },
     stop() {
       multibar.stop();
