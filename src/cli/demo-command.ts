@@ -15,7 +15,6 @@ interface DemoFlags {
   dataDir?: string;
   days?: string;
   seed?: string;
-  keep?: boolean;
 }
 
 const DEMO_CHAIN_ID = 31337;
@@ -26,10 +25,12 @@ export function registerDemoCommand(program: Command): void {
     .description(
       "run everything locally: an embedded PostgreSQL, a local anvil chain filled with months of generated NFT activity, and the indexer following it",
     )
-    .option("--data-dir <dir>", "where the demo keeps its database (default .mintlens/demo)")
+    .option(
+      "--data-dir <dir>",
+      "the demo keeps its database in <dir>/demo, emptied on each run (default .mintlens)",
+    )
     .option("--days <n>", "days of generated history (default 120)")
     .option("--seed <seed>", "seed of the generated activity (default mintlens)")
-    .option("--keep", "keep the previous demo database instead of starting afresh")
     .action(async (flags: DemoFlags) => runDemo(flags));
 }
 
@@ -38,14 +39,15 @@ async function runDemo(flags: DemoFlags): Promise<void> {
   if (!Number.isInteger(days) || days < 1 || days > 3650)
     throw new ConfigError([`days: ${flags.days} is not a whole number from 1 to 3650`]);
   const seed = flags.seed ?? "mintlens";
-  const dataDir = resolve(flags.dataDir ?? join(".mintlens", "demo"));
+  // Always a folder of its own, so that emptying it can never touch an index kept in the data directory.
+  const dataDir = resolve(flags.dataDir ?? ".mintlens", "demo");
   const logger = createLogger(process.env.MINTLENS_LOG_LEVEL ?? "info");
   const say = (message: string) => process.stderr.write(`demo: ${message}\n`);
   const controller = new AbortController();
   const removeHandlers = onShutdown(() => controller.abort());
 
   // The local chain is new on every run, so a database indexed from an earlier one would not match it.
-  if (!flags.keep) rmSync(dataDir, { recursive: true, force: true });
+  rmSync(dataDir, { recursive: true, force: true });
 
   say("starting a local chain (anvil)");
   const anvil = await startAnvil({ chainId: DEMO_CHAIN_ID, timestamp: historyGenesisTimestamp(days) });
