@@ -25,7 +25,6 @@ import type { ChainLog, ContractType, NftTransfer } from "../src/core/types.ts";
 import { type Anvil, startAnvil } from "../src/devchain/anvil.ts";
 import { decodeLogs, unclassifiedTransferEmitters } from "../src/indexer/decode/decode-logs.ts";
 import { MAX_CONSECUTIVE_RANGE } from "../src/indexer/decode/erc2309.ts";
-import { isBurn, isMint } from "../src/indexer/decode/mint-burn.ts";
 import { emittedShapes, eventShape } from "../src/indexer/decode/shapes.ts";
 import {
   CONSECUTIVE_TRANSFER_TOPIC,
@@ -964,22 +963,6 @@ describe("classification inputs", () => {
       ]),
     );
     assert.equal(eventShape(logs[3] as ChainLog), undefined);
-  });
-});
-
-describe("mints and burns", () => {
-  test("a mint comes from the zero address; a burn goes to the zero address or a dead address", () => {
-    const dead = "0x000000000000000000000000000000000000dead" as Address;
-    assert.equal(isMint({ from: ZERO }), true);
-    assert.equal(isMint({ from: ALICE }), false);
-    assert.equal(isBurn({ to: ZERO }), true);
-    assert.equal(isBurn({ to: dead }), true);
-    assert.equal(isBurn({ to: ALICE }), false);
-    const [mint] = decodeLogs(
-      [eventLog({ address: NFT }, ERC721_TRANSFER, { from: ZERO, to: ALICE, tokenId: 1n })],
-      noTypes,
-    ).nft;
-    assert.equal(mint && isMint(mint) && !isBurn(mint), true);
   });
 });
 

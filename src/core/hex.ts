@@ -5,17 +5,6 @@ export type Hex = `0x${string}`;
 
 export const ZERO_ADDRESS: Address = "0x0000000000000000000000000000000000000000";
 
-const ADDRESS_RE = /^0x[0-9a-fA-F]{40}$/;
-
-export function isAddress(value: string): value is Address {
-  return ADDRESS_RE.test(value);
-}
-
-/** Parses user input (any case) into the canonical lower-case form, or undefined. */
-export function parseAddress(value: string): Address | undefined {
-  return ADDRESS_RE.test(value) ? (value.toLowerCase() as Address) : undefined;
-}
-
 /** The low 20 bytes of a 32-byte topic or word, as an address. */
 export function wordToAddress(word: string): Address {
   return `0x${word.slice(word.length - 40).toLowerCase()}`;

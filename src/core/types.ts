@@ -10,13 +10,6 @@ export const CONTRACT_TYPES = [
 ] as const;
 export type ContractType = (typeof CONTRACT_TYPES)[number];
 
-export const NFT_CONTRACT_TYPES: readonly ContractType[] = [
-  "TYPE_ERC721",
-  "TYPE_ERC1155",
-  "TYPE_ERC721_LEGACY",
-  "TYPE_CRYPTOPUNKS",
-];
-
 /** The event standard a transfer was decoded from. */
 export type TransferStandard = "erc721" | "erc1155" | "legacy" | "punks" | "erc2309";
 
