@@ -1,6 +1,7 @@
 import postgres from "postgres";
 import { errorMessage, UserFacingError } from "../core/errors.ts";
 import { redactUrl } from "../core/url.ts";
+import { openNoDelaySocket, type SocketTarget } from "./socket.ts";
 
 export type Sql = postgres.Sql;
 /** A connection pool or a transaction: the store's query functions take either. */
@@ -8,13 +9,16 @@ export type Queryable = postgres.Sql | postgres.TransactionSql;
 
 /** Opens a pool and proves the server answers, so that a wrong URL fails at start with one line. */
 export async function connectDatabase(url: string, options: { max?: number } = {}): Promise<Sql> {
-  const sql = postgres(url, {
+  // postgres.js takes a socket factory but does not declare it in its types.
+  const settings: postgres.Options<{}> & { socket: (target: SocketTarget) => Promise<unknown> } = {
     max: options.max ?? 10,
     connect_timeout: 10,
     onnotice: () => {},
     // numeric and int8 stay strings: amounts are exact and block numbers fit in JS numbers.
     types: {},
-  });
+    socket: openNoDelaySocket,
+  };
+  const sql = postgres(url, settings);
   try {
     const [row] = await sql<
       { version: number }[]

