@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { after, before, describe, test } from "node:test";
+import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { generateHistory, historyGenesisTimestamp } from "../src/demo/activity.ts";
 import { type Anvil, startAnvil } from "../src/devchain/anvil.ts";
@@ -35,7 +36,12 @@ async function freshDatabase(): Promise<TestDatabase> {
 }
 
 /** Runs `mintlens index` as its own process and resolves with its exit code and stderr (null code: killed). */
-function runIndexProcess(databaseUrl: string, rpcUrl: string, stopAt: number, killAfterMs?: number) {
+function runIndexProcess(
+  databaseUrl: string,
+  rpcUrl: string,
+  stopAt: number,
+  killWhen?: (kill: () => void, exited: Promise<unknown>) => void,
+) {
   const child = spawn(
     process.execPath,
     [
@@ -66,13 +72,11 @@ function runIndexProcess(databaseUrl: string, rpcUrl: string, stopAt: number, ki
   child.stderr.on("data", (chunk: Buffer) => {
     stderr += chunk.toString();
   });
-  const timer = killAfterMs === undefined ? undefined : setTimeout(() => child.kill("SIGKILL"), killAfterMs);
-  return new Promise<{ code: number | null; stderr: string }>((resolve) => {
-    child.once("exit", (code) => {
-      clearTimeout(timer);
-      resolve({ code, stderr });
-    });
+  const exited = new Promise<{ code: number | null; stderr: string }>((resolve) => {
+    child.once("exit", (code) => resolve({ code, stderr }));
   });
+  killWhen?.(() => child.kill("SIGKILL"), exited);
+  return exited;
 }
 
 describe("indexer resilience", () => {
@@ -98,22 +102,39 @@ describe("indexer resilience", () => {
       seed = (seed * 1103515245 + 12345) % 2 ** 31;
       return seed / 2 ** 31;
     };
+    const nextBlock = async () => {
+      const [row] = await db.sql<
+        { next_block: string }[]
+      >`SELECT next_block FROM chains WHERE chain_id = ${CHAIN_ID}`;
+      return Number(row?.next_block ?? 0);
+    };
+    const KILLS = 6;
     let kills = 0;
     let finished = false;
     const progress: number[] = [];
     const deadline = Date.now() + 240_000;
     for (let attempt = 0; attempt < 40 && Date.now() < deadline; attempt++) {
-      // Start-up takes about a second; kills land anywhere from before the first commit to late in the run.
-      const { code, stderr } = await runIndexProcess(
-        db.url,
-        anvil.url,
-        head,
-        600 + Math.floor(random() * 2400),
-      );
-      const [row] = await db.sql<
-        { next_block: string }[]
-      >`SELECT next_block FROM chains WHERE chain_id = ${CHAIN_ID}`;
-      progress.push(Number(row?.next_block ?? 0));
+      const from = await nextBlock();
+      const killWhen =
+        kills >= KILLS
+          ? undefined
+          : attempt === 0
+            ? // Before anything is committed: during start-up or the first batch.
+              (kill: () => void) => setTimeout(kill, Math.floor(random() * 800))
+            : // Once the indexer has committed past a random block, then a random few milliseconds
+              // later: the kill lands between commits or in the middle of one.
+              async (kill: () => void, exited: Promise<unknown>) => {
+                const target = Math.max(from, 1) + Math.ceil((head - from) * 0.4 * random());
+                let running = true;
+                void exited.then(() => {
+                  running = false;
+                });
+                while (running && (await nextBlock()) < target) await sleep(2);
+                await sleep(Math.floor(random() * 20));
+                if (running) kill();
+              };
+      const { code, stderr } = await runIndexProcess(db.url, anvil.url, head, killWhen);
+      progress.push(await nextBlock());
       if (code === 0) {
         finished = true;
         break;
