@@ -23,6 +23,7 @@ import { TRANSFER_TOPICS } from "../src/indexer/decode/topics.ts";
 import { connectDatabase } from "../src/store/database.ts";
 import { startEmbeddedPostgres } from "../src/store/embedded.ts";
 import { migrate } from "../src/store/migrate.ts";
+import { processTreeCpu } from "./bench/process-cpu.ts";
 
 const { values: args } = parseArgs({
   options: {
@@ -125,6 +126,34 @@ async function fetchOnly(client: ChainClient, head: number): Promise<number> {
   return logs;
 }
 
+/** CPU seconds used by this process, anvil and PostgreSQL (which share the machine's cores). */
+interface CpuSample {
+  node: number;
+  anvil: number;
+  postgres: number;
+}
+
+function nodeCpu(): number {
+  const usage = process.cpuUsage();
+  return (usage.user + usage.system) / 1e6;
+}
+
+function cpuSince(start: CpuSample, end: CpuSample): CpuSample {
+  return {
+    node: end.node - start.node,
+    anvil: end.anvil - start.anvil,
+    postgres: end.postgres - start.postgres,
+  };
+}
+
+/** CPU seconds per process, and how many cores were busy on average over the wall time. */
+function describeCpu(label: string, cpu: CpuSample, seconds: number): string {
+  const external = process.env.BENCH_DATABASE_URL !== undefined;
+  const pg = external ? "not measured (external server)" : cpu.postgres.toFixed(2);
+  const busy = (cpu.node + cpu.anvil + cpu.postgres) / seconds;
+  return `${`${label}:`.padEnd(12)} node ${cpu.node.toFixed(2)}, anvil ${cpu.anvil.toFixed(2)}, postgres ${pg}; ${busy.toFixed(2)} cores busy${external ? " (without PostgreSQL)" : ""}`;
+}
+
 async function main(): Promise<void> {
   mkdirSync(BENCH_DIR, { recursive: true });
   let meta: ChainMeta;
@@ -141,6 +170,9 @@ async function main(): Promise<void> {
   const embedded = process.env.BENCH_DATABASE_URL
     ? undefined
     : await startEmbeddedPostgres({ dataDir: pgDir });
+  const postmasterPid = embedded
+    ? Number(readFileSync(join(pgDir, "postgres", "postmaster.pid"), "utf8").split("\n")[0])
+    : undefined;
   const serverUrl = process.env.BENCH_DATABASE_URL ?? (embedded?.url as string);
   const admin = postgres(serverUrl, { max: 1, onnotice: () => {} });
   await admin.unsafe("DROP DATABASE IF EXISTS mintlens_bench WITH (FORCE)");
@@ -159,14 +191,19 @@ async function main(): Promise<void> {
     // Warm anvil's caches the same way for both measurements.
     await fetchOnly(client, meta.head);
 
+    const cpuOf = (): CpuSample => ({
+      node: nodeCpu(),
+      anvil: processTreeCpu(anvil.pid),
+      postgres: postmasterPid === undefined ? 0 : processTreeCpu(postmasterPid),
+    });
+    const fetchCpuStart = cpuOf();
     const fetchStart = performance.now();
-    const fetchCpuStart = process.cpuUsage();
     const fetchedLogs = await fetchOnly(client, meta.head);
     const fetchSeconds = (performance.now() - fetchStart) / 1000;
-    const fetchCpu = process.cpuUsage(fetchCpuStart);
+    const fetchCpu = cpuSince(fetchCpuStart, cpuOf());
 
+    const indexCpuStart = cpuOf();
     const indexStart = performance.now();
-    const cpuStart = process.cpuUsage();
     await runChainIndexer(
       {
         sql,
@@ -189,8 +226,7 @@ async function main(): Promise<void> {
       AbortSignal.timeout(600_000),
     );
     const indexSeconds = (performance.now() - indexStart) / 1000;
-    const cpu = process.cpuUsage(cpuStart);
-    const nodeCpuSeconds = (cpu.user + cpu.system) / 1e6;
+    const indexCpu = cpuSince(indexCpuStart, cpuOf());
     const [stored] = await sql<{ n: string }[]>`SELECT count(*) AS n FROM nft_transfers`;
 
     say("");
@@ -202,9 +238,8 @@ async function main(): Promise<void> {
       `index:          ${indexSeconds.toFixed(2)} s  ${Math.round(fetchedLogs / indexSeconds)} events/s  (${stored?.n} transfer rows stored)`,
     );
     say(`index / fetch:  ${(indexSeconds / fetchSeconds).toFixed(2)}x`);
-    say(
-      `CPU here:       fetch only ${((fetchCpu.user + fetchCpu.system) / 1e6).toFixed(2)} s, index ${nodeCpuSeconds.toFixed(2)} s (PostgreSQL and anvil run in their own processes on the same 2 cores)`,
-    );
+    say(`CPU seconds:    ${describeCpu("fetch only", fetchCpu, fetchSeconds)}`);
+    say(`                ${describeCpu("index", indexCpu, indexSeconds)}`);
     say(`targets:        >= 20000 events/s end to end, <= 1.3x the fetch-only time`);
   } finally {
     await client.close();
