@@ -10,7 +10,9 @@ export type Queryable = postgres.Sql | postgres.TransactionSql;
 /** Opens a pool and proves the server answers, so that a wrong URL fails at start with one line. */
 export async function connectDatabase(url: string, options: { max?: number } = {}): Promise<Sql> {
   // postgres.js takes a socket factory but does not declare it in its types.
-  const settings: postgres.Options<{}> & { socket: (target: SocketTarget) => Promise<unknown> } = {
+  const settings: postgres.Options<Record<string, never>> & {
+    socket: (target: SocketTarget) => Promise<unknown>;
+  } = {
     max: options.max ?? 10,
     connect_timeout: 10,
     onnotice: () => {},
