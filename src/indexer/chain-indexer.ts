@@ -10,7 +10,7 @@ import type { Sql } from "../store/database.ts";
 import { tryLockChain } from "../store/lock.ts";
 import type { FetchedBatch } from "./batch.ts";
 import { BatchSizer } from "./batch-sizer.ts";
-import { commitBatch, RECENT_BLOCKS_KEPT } from "./commit.ts";
+import { type PreparedBatch, prepareBatch, RECENT_BLOCKS_KEPT, writeBatch } from "./commit.ts";
 import { type CreationSource, type FetchContext, fetchBatch } from "./fetch-batch.ts";
 import { ContractRegistry, type InspectFn } from "./registry.ts";
 import { rollbackAfter } from "./rollback.ts";
@@ -139,7 +139,10 @@ class ChainIndexer {
     }
   }
 
-  /** Indexes [next, target] with `prefetch` batches read ahead of the one being committed. */
+  /**
+   * Indexes [next, target] as a pipeline: `prefetch` batches are read ahead, and the next batch
+   * is prepared while the previous one is being written. One write is in flight at a time.
+   */
   private async indexRange(target: number, signal: AbortSignal): Promise<void> {
     const { sql, chain, tuning } = this.options;
     const queue: Array<Promise<FetchedBatch>> = [];
@@ -154,24 +157,48 @@ class ChainIndexer {
         cursor = to + 1;
       }
     };
+    let writing: Promise<void> | undefined;
+    let previous: PreparedBatch | undefined;
+    // The hash the next batch must build on: that of the last batch prepared, written or not.
+    let tipHash = this.lastHash;
     fill();
-    while (queue.length > 0 && !signal.aborted) {
-      const batch = await (queue.shift() as Promise<FetchedBatch>);
-      const first = batch.headers[0];
-      if (this.lastHash !== undefined && first && first.parentHash !== this.lastHash) {
-        await this.handleReorg();
-        return;
+    try {
+      while (queue.length > 0 && !signal.aborted) {
+        const batch = await (queue.shift() as Promise<FetchedBatch>);
+        const first = batch.headers[0];
+        if (tipHash !== undefined && first && first.parentHash !== tipHash) {
+          await writing;
+          writing = undefined;
+          await this.handleReorg();
+          return;
+        }
+        fill();
+        const prepared = await prepareBatch(sql, chain.chainId, batch, previous?.unitsAfter);
+        await writing;
+        writing = this.write(prepared, target);
+        // Awaited before the next write or at the end; a failure must not go unhandled meanwhile.
+        writing.catch(() => {});
+        previous = prepared;
+        tipHash = batch.headers.at(-1)?.hash ?? tipHash;
       }
-      fill();
-      await commitBatch(sql, chain.chainId, batch, this.registry);
-      this.lastHash = batch.headers.at(-1)?.hash;
-      this.next = batch.to + 1;
-      this.sizer.observe(batch.to - batch.from + 1, batch.logCount);
-      this.totals.blocks += batch.to - batch.from + 1;
-      this.totals.transfers += batch.nft.length;
-      this.totals.logs += batch.logCount;
-      this.report(this.next > target ? "follow" : "backfill", target);
+    } finally {
+      // Whatever ends the loop, the write under way finishes (or fails) before the range does.
+      await writing?.catch(() => {});
     }
+    await writing;
+  }
+
+  private async write(prepared: PreparedBatch, target: number): Promise<void> {
+    const { sql, chain } = this.options;
+    const { batch } = prepared;
+    await writeBatch(sql, chain.chainId, prepared, this.registry);
+    this.lastHash = batch.headers.at(-1)?.hash;
+    this.next = batch.to + 1;
+    this.sizer.observe(batch.to - batch.from + 1, batch.logCount);
+    this.totals.blocks += batch.to - batch.from + 1;
+    this.totals.transfers += batch.nft.length;
+    this.totals.logs += batch.logCount;
+    this.report(this.next > target ? "follow" : "backfill", target);
   }
 
   /** Finds the newest stored block the node still agrees with and rolls back everything after it. */

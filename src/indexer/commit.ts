@@ -1,10 +1,22 @@
 import type { Address } from "../core/hex.ts";
-import { rememberBlocks, setNextBlock } from "../store/chain-state.ts";
-import type { ContractRecord } from "../store/contracts.ts";
-import { upsertContracts } from "../store/contracts.ts";
+import { rememberBlocksStatements, setNextBlockStatement } from "../store/chain-state.ts";
+import { type ContractRecord, upsertContractsStatements } from "../store/contracts.ts";
 import type { Sql } from "../store/database.ts";
-import { applyOwnership, holderUnits } from "../store/ownership.ts";
-import { insertFungibleTransfers, insertNftTransfers } from "../store/transfers.ts";
+import {
+  type EncodedOwnership,
+  encodeOwnership,
+  holderUnits,
+  ownershipStatements,
+} from "../store/ownership.ts";
+import { pipelinedTransaction } from "../store/pipeline.ts";
+import {
+  type EncodedFungibleTransfers,
+  type EncodedNftTransfers,
+  encodeFungibleTransfers,
+  encodeNftTransfers,
+  fungibleTransferStatements,
+  nftTransferStatements,
+} from "../store/transfers.ts";
 import { type FetchedBatch, timeOfBatch } from "./batch.ts";
 import { computeEffects, touchedHolders } from "./effects.ts";
 import type { ContractRegistry } from "./registry.ts";
@@ -12,35 +24,74 @@ import type { ContractRegistry } from "./registry.ts";
 /** Headers kept for reorg detection: more than any reorg the confirmation depths leave room for. */
 export const RECENT_BLOCKS_KEPT = 256;
 
+/** Holder units after a batch, keyed by contract + holder: what the next batch starts from. */
+export type UnitsAfter = ReadonlyMap<string, bigint>;
+
+/** A batch with everything it changes worked out and encoded, ready to be written. */
+export interface PreparedBatch {
+  batch: FetchedBatch;
+  unitsAfter: UnitsAfter;
+  nft: EncodedNftTransfers;
+  fungible: EncodedFungibleTransfers;
+  ownership: EncodedOwnership;
+}
+
 /**
- * Commits a batch and its checkpoint in one transaction: after a crash at any instant the
- * store holds either all of the batch or none of it, and indexing resumes at the checkpoint.
+ * Works out what a batch changes and encodes it for the store. `previous` holds the units after
+ * a batch that may still be being written: those pairs are taken from it, every other pair
+ * from the store. The indexer is the chain's only writer (it holds the chain's lock), so units
+ * read outside the write's transaction are still current when it commits.
  */
-export async function commitBatch(
+export async function prepareBatch(
   sql: Sql,
   chainId: number,
   batch: FetchedBatch,
+  previous: UnitsAfter | undefined,
+): Promise<PreparedBatch> {
+  const pairs = touchedHolders(batch.nft);
+  const stored = await holderUnits(
+    sql,
+    chainId,
+    previous ? pairs.filter((p) => !previous.has(p.contract + p.holder)) : pairs,
+  );
+  const timeOf = timeOfBatch(batch);
+  const effects = computeEffects(
+    batch.nft,
+    timeOf,
+    (c, h) => previous?.get(c + h) ?? stored.get(c + h) ?? 0n,
+  );
+  return {
+    batch,
+    unitsAfter: new Map(effects.holders.map((h) => [h.contract + h.holder, h.units])),
+    nft: encodeNftTransfers(batch.nft, timeOf),
+    fungible: encodeFungibleTransfers(batch.fungible, timeOf),
+    ownership: encodeOwnership(effects),
+  };
+}
+
+/**
+ * Commits a prepared batch and its checkpoint in one transaction: after a crash at any instant
+ * the store holds either all of the batch or none of it, and indexing resumes at the checkpoint.
+ */
+export async function writeBatch(
+  sql: Sql,
+  chainId: number,
+  prepared: PreparedBatch,
   registry: ContractRegistry,
 ): Promise<void> {
-  const timeOf = timeOfBatch(batch);
-  // The indexer is the chain's only writer (it holds the chain's lock), so units read before
-  // the transaction are still current inside it.
-  const pairs = touchedHolders(batch.nft);
-  const units = await holderUnits(sql, chainId, pairs);
-  const effects = computeEffects(batch.nft, timeOf, (c, h) => units.get(c + h) ?? 0n);
+  const { batch } = prepared;
   const records = registry.pendingRecords(batch.referenced, mintOf(batch));
-
-  await sql.begin(async (tx) => {
+  await pipelinedTransaction(sql, (tx) => [
     // Losing the last commits in a server crash only moves the checkpoint back with them (the
     // batch and its checkpoint are one transaction), so there is no need to wait for the flush.
-    await tx`SET LOCAL synchronous_commit = off`;
-    await insertNftTransfers(tx, chainId, batch.nft, timeOf);
-    await insertFungibleTransfers(tx, chainId, batch.fungible, timeOf);
-    await upsertContracts(tx, chainId, records);
-    await applyOwnership(tx, chainId, effects);
-    await rememberBlocks(tx, chainId, batch.headers, RECENT_BLOCKS_KEPT);
-    await setNextBlock(tx, chainId, batch.to + 1);
-  });
+    tx`SET LOCAL synchronous_commit = off`,
+    ...nftTransferStatements(tx, chainId, prepared.nft),
+    ...fungibleTransferStatements(tx, chainId, prepared.fungible),
+    ...upsertContractsStatements(tx, chainId, records),
+    ...ownershipStatements(tx, chainId, prepared.ownership),
+    ...rememberBlocksStatements(tx, chainId, batch.headers, RECENT_BLOCKS_KEPT),
+    setNextBlockStatement(tx, chainId, batch.to + 1),
+  ]);
   registry.markStored(records);
 }
 

@@ -1,6 +1,7 @@
 import type { Hex } from "../core/hex.ts";
 import type { BlockHeader } from "../core/types.ts";
 import { bare, type Queryable, toHex } from "./database.ts";
+import type { Statement } from "./pipeline.ts";
 
 export interface ChainIdentity {
   chainId: number;
@@ -27,7 +28,11 @@ export async function nextBlock(sql: Queryable, chainId: number): Promise<number
 }
 
 export async function setNextBlock(sql: Queryable, chainId: number, next: number): Promise<void> {
-  await sql`UPDATE chains SET next_block = ${next}, updated_at = now() WHERE chain_id = ${chainId}`;
+  await setNextBlockStatement(sql, chainId, next);
+}
+
+export function setNextBlockStatement(sql: Queryable, chainId: number, next: number): Statement {
+  return sql`UPDATE chains SET next_block = ${next}, updated_at = now() WHERE chain_id = ${chainId}`;
 }
 
 /** The stored hash of an indexed block, if it is still among the recent ones. */
@@ -61,23 +66,25 @@ export async function oldestRecentBlock(sql: Queryable, chainId: number): Promis
 }
 
 /** Remembers the newest headers and forgets those older than `keep` blocks behind the newest. */
-export async function rememberBlocks(
+export function rememberBlocksStatements(
   sql: Queryable,
   chainId: number,
   headers: readonly BlockHeader[],
   keep: number,
-): Promise<void> {
+): Statement[] {
   const newest = headers.at(-1);
-  if (!newest) return;
+  if (!newest) return [];
   const recent = headers.slice(-keep);
-  await sql`
+  return [
+    sql`
     INSERT INTO recent_blocks (chain_id, number, hash, parent_hash, block_time)
     SELECT ${chainId}, n::bigint, decode(h, 'hex'), decode(p, 'hex'), to_timestamp(t::bigint)
     FROM unnest(${recent.map((b) => b.number)}::bigint[], ${recent.map((b) => bare(b.hash))}::text[],
                 ${recent.map((b) => bare(b.parentHash))}::text[], ${recent.map((b) => b.timestamp)}::bigint[]) AS u(n, h, p, t)
     ON CONFLICT (chain_id, number) DO UPDATE SET hash = excluded.hash, parent_hash = excluded.parent_hash,
-      block_time = excluded.block_time`;
-  await sql`DELETE FROM recent_blocks WHERE chain_id = ${chainId} AND number <= ${newest.number - keep}`;
+      block_time = excluded.block_time`,
+    sql`DELETE FROM recent_blocks WHERE chain_id = ${chainId} AND number <= ${newest.number - keep}`,
+  ];
 }
 
 export async function forgetBlocksAfter(sql: Queryable, chainId: number, block: number): Promise<void> {

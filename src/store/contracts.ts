@@ -1,6 +1,7 @@
 import type { Address, Hex } from "../core/hex.ts";
 import type { ContractType } from "../core/types.ts";
 import { bare, type Queryable, toHex } from "./database.ts";
+import type { Statement } from "./pipeline.ts";
 
 export type MintSource = "trace" | "receipt" | "first_event";
 
@@ -43,13 +44,13 @@ export async function storedContractTypes(
  * Stores contracts. A contract already stored keeps its row, except that an observed
  * deployment replaces a first-seen guess and types only ever accumulate.
  */
-export async function upsertContracts(
+export function upsertContractsStatements(
   sql: Queryable,
   chainId: number,
   records: readonly ContractRecord[],
-): Promise<void> {
-  if (records.length === 0) return;
-  await sql`
+): Statement[] {
+  if (records.length === 0) return [];
+  const statement = sql`
     INSERT INTO contracts (chain_id, address, types, name, symbol, decimals, mint_tx, mint_block, mint_time,
                            minter, creator, mint_source, discovered_block)
     SELECT ${chainId}, decode(a, 'hex'), string_to_array(ty, ',')::text[], n, s, d::int, decode(tx, 'hex'), b::bigint,
@@ -77,6 +78,7 @@ export async function upsertContracts(
       creator = coalesce(contracts.creator, excluded.creator),
       mint_source = CASE WHEN contracts.mint_source = 'first_event' THEN excluded.mint_source
                          ELSE contracts.mint_source END`;
+  return [statement];
 }
 
 export async function deleteContractsDiscoveredAfter(

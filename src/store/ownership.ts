@@ -1,5 +1,6 @@
 import type { Address } from "../core/hex.ts";
 import { bare, column, type Queryable, toHex } from "./database.ts";
+import { runInOrder, type Statement } from "./pipeline.ts";
 
 /** Everything a run of transfers changes in ownership and supply, in the form the store applies it. */
 export interface OwnershipChanges {
@@ -42,68 +43,135 @@ export async function holderUnits(
 }
 
 /**
- * Applies ownership changes. `sign` -1 applies them in reverse (a rollback); holders are
- * always set to the absolute units given.
+ * Ownership changes as the parameters of the statements that apply them, built before the
+ * transaction (while the previous one runs). Large columns are one comma-joined text each.
  */
+export interface EncodedOwnership {
+  balances?: { contracts: string; tokenIds: string; holders: string; deltas: string };
+  holders?: { contracts: string; holders: string; units: string };
+  collections?: {
+    contracts: string[];
+    minted: string[];
+    burned: string[];
+    holders: number[];
+    transfers: number[];
+  };
+  buckets?: {
+    contracts: string[];
+    starts: number[];
+    minted: string[];
+    burned: string[];
+    holders: number[];
+    transfers: number[];
+  };
+}
+
+/** `sign` -1 encodes the changes in reverse (a rollback); holders are always set to the absolute units given. */
+export function encodeOwnership(changes: OwnershipChanges, sign: 1 | -1 = 1): EncodedOwnership {
+  const s = BigInt(sign);
+  const { balances, holders, collections, buckets } = changes;
+  return {
+    balances:
+      balances.length === 0
+        ? undefined
+        : {
+            contracts: column(balances.map((b) => bare(b.contract))),
+            tokenIds: column(balances.map((b) => b.tokenId)),
+            holders: column(balances.map((b) => bare(b.holder))),
+            deltas: column(balances.map((b) => b.delta * s)),
+          },
+    holders:
+      holders.length === 0
+        ? undefined
+        : {
+            contracts: column(holders.map((h) => bare(h.contract))),
+            holders: column(holders.map((h) => bare(h.holder))),
+            units: column(holders.map((h) => h.units)),
+          },
+    collections:
+      collections.length === 0
+        ? undefined
+        : {
+            contracts: collections.map((c) => bare(c.contract)),
+            minted: collections.map((c) => (c.minted * s).toString()),
+            burned: collections.map((c) => (c.burned * s).toString()),
+            holders: collections.map((c) => c.holders * sign),
+            transfers: collections.map((c) => c.transfers * sign),
+          },
+    buckets:
+      buckets.length === 0
+        ? undefined
+        : {
+            contracts: buckets.map((b) => bare(b.contract)),
+            starts: buckets.map((b) => b.start),
+            minted: buckets.map((b) => (b.minted * s).toString()),
+            burned: buckets.map((b) => (b.burned * s).toString()),
+            holders: buckets.map((b) => b.holders * sign),
+            transfers: buckets.map((b) => b.transfers * sign),
+          },
+  };
+}
+
 export async function applyOwnership(
   sql: Queryable,
   chainId: number,
   changes: OwnershipChanges,
   sign: 1 | -1 = 1,
 ): Promise<void> {
-  const s = BigInt(sign);
-  const { balances, holders, collections, buckets } = changes;
-  if (balances.length > 0) {
-    await sql`
+  await runInOrder(ownershipStatements(sql, chainId, encodeOwnership(changes, sign)));
+}
+
+/** The statements that apply encoded changes, built but not sent: the caller runs them. */
+export function ownershipStatements(sql: Queryable, chainId: number, encoded: EncodedOwnership): Statement[] {
+  const { balances, holders, collections, buckets } = encoded;
+  const statements: Statement[] = [];
+  if (balances) {
+    statements.push(sql`
       MERGE INTO token_balances t
       USING (SELECT decode(c, 'hex') AS contract, tid::numeric AS token_id, decode(h, 'hex') AS holder, d::numeric AS delta
-             FROM unnest(string_to_array(${column(balances.map((b) => bare(b.contract)))}, ','),
-                         string_to_array(${column(balances.map((b) => b.tokenId))}, ','),
-                         string_to_array(${column(balances.map((b) => bare(b.holder)))}, ','),
-                         string_to_array(${column(balances.map((b) => b.delta * s))}, ','))
+             FROM unnest(string_to_array(${balances.contracts}, ','), string_to_array(${balances.tokenIds}, ','),
+                         string_to_array(${balances.holders}, ','), string_to_array(${balances.deltas}, ','))
                AS u(c, tid, h, d)) s
       ON t.chain_id = ${chainId} AND t.contract = s.contract AND t.token_id = s.token_id AND t.holder = s.holder
       WHEN MATCHED AND t.amount + s.delta = 0 THEN DELETE
       WHEN MATCHED THEN UPDATE SET amount = t.amount + s.delta
       WHEN NOT MATCHED THEN INSERT (chain_id, contract, token_id, holder, amount)
-        VALUES (${chainId}, s.contract, s.token_id, s.holder, s.delta)`;
+        VALUES (${chainId}, s.contract, s.token_id, s.holder, s.delta)`);
   }
-  if (holders.length > 0) {
-    await sql`
+  if (holders) {
+    statements.push(sql`
       MERGE INTO collection_holders t
       USING (SELECT decode(c, 'hex') AS contract, decode(h, 'hex') AS holder, n::numeric AS units
-             FROM unnest(string_to_array(${column(holders.map((h) => bare(h.contract)))}, ','),
-                         string_to_array(${column(holders.map((h) => bare(h.holder)))}, ','),
-                         string_to_array(${column(holders.map((h) => h.units))}, ',')) AS u(c, h, n)) s
+             FROM unnest(string_to_array(${holders.contracts}, ','), string_to_array(${holders.holders}, ','),
+                         string_to_array(${holders.units}, ',')) AS u(c, h, n)) s
       ON t.chain_id = ${chainId} AND t.contract = s.contract AND t.holder = s.holder
       WHEN MATCHED AND s.units = 0 THEN DELETE
       WHEN MATCHED THEN UPDATE SET units = s.units
       WHEN NOT MATCHED AND s.units <> 0 THEN INSERT (chain_id, contract, holder, units)
-        VALUES (${chainId}, s.contract, s.holder, s.units)`;
+        VALUES (${chainId}, s.contract, s.holder, s.units)`);
   }
-  if (collections.length > 0) {
-    await sql`
+  if (collections) {
+    statements.push(sql`
       INSERT INTO collection_stats AS t (chain_id, contract, minted, burned, holders, transfers)
       SELECT ${chainId}, decode(c, 'hex'), m::numeric, b::numeric, h, n
-      FROM unnest(${collections.map((c) => bare(c.contract))}::text[], ${collections.map((c) => (c.minted * s).toString())}::text[],
-                  ${collections.map((c) => (c.burned * s).toString())}::text[], ${collections.map((c) => c.holders * sign)}::bigint[],
-                  ${collections.map((c) => c.transfers * sign)}::bigint[]) AS u(c, m, b, h, n)
+      FROM unnest(${collections.contracts}::text[], ${collections.minted}::text[], ${collections.burned}::text[],
+                  ${collections.holders}::bigint[], ${collections.transfers}::bigint[]) AS u(c, m, b, h, n)
       ON CONFLICT (chain_id, contract) DO UPDATE SET
         minted = t.minted + excluded.minted, burned = t.burned + excluded.burned,
-        holders = t.holders + excluded.holders, transfers = t.transfers + excluded.transfers`;
+        holders = t.holders + excluded.holders, transfers = t.transfers + excluded.transfers`);
   }
-  if (buckets.length > 0) {
-    await sql`
+  if (buckets) {
+    statements.push(sql`
       INSERT INTO collection_buckets AS t (chain_id, contract, bucket_start, minted, burned, holders_delta, transfers)
       SELECT ${chainId}, decode(c, 'hex'), to_timestamp(st), m::numeric, b::numeric, h, n
-      FROM unnest(${buckets.map((b) => bare(b.contract))}::text[], ${buckets.map((b) => b.start)}::bigint[],
-                  ${buckets.map((b) => (b.minted * s).toString())}::text[], ${buckets.map((b) => (b.burned * s).toString())}::text[],
-                  ${buckets.map((b) => b.holders * sign)}::bigint[], ${buckets.map((b) => b.transfers * sign)}::bigint[])
+      FROM unnest(${buckets.contracts}::text[], ${buckets.starts}::bigint[], ${buckets.minted}::text[],
+                  ${buckets.burned}::text[], ${buckets.holders}::bigint[], ${buckets.transfers}::bigint[])
         AS u(c, st, m, b, h, n)
       ON CONFLICT (chain_id, contract, bucket_start) DO UPDATE SET
         minted = t.minted + excluded.minted, burned = t.burned + excluded.burned,
-        holders_delta = t.holders_delta + excluded.holders_delta, transfers = t.transfers + excluded.transfers`;
+        holders_delta = t.holders_delta + excluded.holders_delta, transfers = t.transfers + excluded.transfers`);
   }
+  return statements;
 }
 
 /** After a rollback: buckets and collections the rollback emptied are removed (only those it touched are looked at). */

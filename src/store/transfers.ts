@@ -1,49 +1,115 @@
 import type { Address, Hex } from "../core/hex.ts";
 import type { FungibleTransfer, NftTransfer, TransferStandard } from "../core/types.ts";
-import { copyBytea, copyTimeOf, writeCopyRows } from "./copy.ts";
-import { type Queryable, toHex } from "./database.ts";
+import { bare, column, type Queryable, toHex } from "./database.ts";
+import type { Statement } from "./pipeline.ts";
 
 type TimeOf = (blockNumber: number) => number;
 
-/** Bulk-inserts NFT transfers with COPY. A row stored twice violates the primary key: it fails loudly. */
-export async function insertNftTransfers(
-  sql: Queryable,
-  chainId: number,
-  transfers: readonly NftTransfer[],
-  timeOf: TimeOf,
-): Promise<void> {
-  if (transfers.length === 0) return;
-  const stream = await sql`
-    COPY nft_transfers (chain_id, contract, block_number, log_index, seq, token_id, from_address, to_address, amount,
-                        tx_hash, tx_index, block_time, standard) FROM STDIN`.writable();
-  const chain = String(chainId);
-  const timeText = copyTimeOf(timeOf);
-  await writeCopyRows(
-    stream,
-    transfers,
-    (t) =>
-      `${chain}\t${copyBytea(t.contract)}\t${t.blockNumber}\t${t.logIndex}\t${t.seq}\t${t.tokenId}\t${copyBytea(t.from)}\t${copyBytea(t.to)}\t${t.amount}\t${copyBytea(t.txHash)}\t${t.txIndex}\t${timeText(t.blockNumber)}\t${t.standard}`,
-  );
+/**
+ * Transfers as the columns of the statement that inserts them, each one comma-joined text
+ * (see `column`), built before the transaction while the previous one runs.
+ */
+export interface EncodedNftTransfers {
+  rows: number;
+  contracts: string;
+  blocks: string;
+  logIndexes: string;
+  seqs: string;
+  tokenIds: string;
+  froms: string;
+  tos: string;
+  amounts: string;
+  txHashes: string;
+  txIndexes: string;
+  times: string;
+  standards: string;
 }
 
-export async function insertFungibleTransfers(
-  sql: Queryable,
-  chainId: number,
+export function encodeNftTransfers(transfers: readonly NftTransfer[], timeOf: TimeOf): EncodedNftTransfers {
+  return {
+    rows: transfers.length,
+    contracts: column(transfers.map((t) => bare(t.contract))),
+    blocks: column(transfers.map((t) => t.blockNumber)),
+    logIndexes: column(transfers.map((t) => t.logIndex)),
+    seqs: column(transfers.map((t) => t.seq)),
+    tokenIds: column(transfers.map((t) => t.tokenId)),
+    froms: column(transfers.map((t) => bare(t.from))),
+    tos: column(transfers.map((t) => bare(t.to))),
+    amounts: column(transfers.map((t) => t.amount)),
+    txHashes: column(transfers.map((t) => bare(t.txHash))),
+    txIndexes: column(transfers.map((t) => t.txIndex)),
+    times: column(transfers.map((t) => timeOf(t.blockNumber))),
+    standards: column(transfers.map((t) => t.standard)),
+  };
+}
+
+/** Inserts encoded NFT transfers. A row stored twice violates the primary key: it fails loudly. */
+export function nftTransferStatements(sql: Queryable, chainId: number, e: EncodedNftTransfers): Statement[] {
+  if (e.rows === 0) return [];
+  return [
+    sql`
+    INSERT INTO nft_transfers (chain_id, contract, block_number, log_index, seq, token_id, from_address, to_address,
+                               amount, tx_hash, tx_index, block_time, standard)
+    SELECT ${chainId}, decode(c, 'hex'), b::bigint, li::integer, sq::integer, tid::numeric, decode(f, 'hex'),
+           decode(t, 'hex'), a::numeric, decode(tx, 'hex'), ti::integer, to_timestamp(tm::bigint), st
+    FROM unnest(string_to_array(${e.contracts}, ','), string_to_array(${e.blocks}, ','),
+                string_to_array(${e.logIndexes}, ','), string_to_array(${e.seqs}, ','),
+                string_to_array(${e.tokenIds}, ','), string_to_array(${e.froms}, ','), string_to_array(${e.tos}, ','),
+                string_to_array(${e.amounts}, ','), string_to_array(${e.txHashes}, ','),
+                string_to_array(${e.txIndexes}, ','), string_to_array(${e.times}, ','),
+                string_to_array(${e.standards}, ',')) AS u(c, b, li, sq, tid, f, t, a, tx, ti, tm, st)`,
+  ];
+}
+
+export interface EncodedFungibleTransfers {
+  rows: number;
+  contracts: string;
+  blocks: string;
+  logIndexes: string;
+  froms: string;
+  tos: string;
+  amounts: string;
+  txHashes: string;
+  txIndexes: string;
+  times: string;
+}
+
+export function encodeFungibleTransfers(
   transfers: readonly FungibleTransfer[],
   timeOf: TimeOf,
-): Promise<void> {
-  if (transfers.length === 0) return;
-  const stream = await sql`
-    COPY fungible_transfers (chain_id, contract, block_number, log_index, from_address, to_address, amount, tx_hash,
-                             tx_index, block_time) FROM STDIN`.writable();
-  const chain = String(chainId);
-  const timeText = copyTimeOf(timeOf);
-  await writeCopyRows(
-    stream,
-    transfers,
-    (t) =>
-      `${chain}\t${copyBytea(t.contract)}\t${t.blockNumber}\t${t.logIndex}\t${copyBytea(t.from)}\t${copyBytea(t.to)}\t${t.amount}\t${copyBytea(t.txHash)}\t${t.txIndex}\t${timeText(t.blockNumber)}`,
-  );
+): EncodedFungibleTransfers {
+  return {
+    rows: transfers.length,
+    contracts: column(transfers.map((t) => bare(t.contract))),
+    blocks: column(transfers.map((t) => t.blockNumber)),
+    logIndexes: column(transfers.map((t) => t.logIndex)),
+    froms: column(transfers.map((t) => bare(t.from))),
+    tos: column(transfers.map((t) => bare(t.to))),
+    amounts: column(transfers.map((t) => t.amount)),
+    txHashes: column(transfers.map((t) => bare(t.txHash))),
+    txIndexes: column(transfers.map((t) => t.txIndex)),
+    times: column(transfers.map((t) => timeOf(t.blockNumber))),
+  };
+}
+
+export function fungibleTransferStatements(
+  sql: Queryable,
+  chainId: number,
+  e: EncodedFungibleTransfers,
+): Statement[] {
+  if (e.rows === 0) return [];
+  return [
+    sql`
+    INSERT INTO fungible_transfers (chain_id, contract, block_number, log_index, from_address, to_address, amount,
+                                    tx_hash, tx_index, block_time)
+    SELECT ${chainId}, decode(c, 'hex'), b::bigint, li::integer, decode(f, 'hex'), decode(t, 'hex'), a::numeric,
+           decode(tx, 'hex'), ti::integer, to_timestamp(tm::bigint)
+    FROM unnest(string_to_array(${e.contracts}, ','), string_to_array(${e.blocks}, ','),
+                string_to_array(${e.logIndexes}, ','), string_to_array(${e.froms}, ','), string_to_array(${e.tos}, ','),
+                string_to_array(${e.amounts}, ','), string_to_array(${e.txHashes}, ','),
+                string_to_array(${e.txIndexes}, ','), string_to_array(${e.times}, ','))
+      AS u(c, b, li, f, t, a, tx, ti, tm)`,
+  ];
 }
 
 interface TransferRow {

@@ -1,0 +1,156 @@
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import type { Address, Hex } from "../src/core/hex.ts";
+import { ZERO_ADDRESS } from "../src/core/hex.ts";
+import type { BlockHeader, NftTransfer } from "../src/core/types.ts";
+import type { FetchedBatch } from "../src/indexer/batch.ts";
+import { prepareBatch, writeBatch } from "../src/indexer/commit.ts";
+import { ContractRegistry } from "../src/indexer/registry.ts";
+import { ensureChain, nextBlock } from "../src/store/chain-state.ts";
+import { holderUnits } from "../src/store/ownership.ts";
+import { pipelinedTransaction } from "../src/store/pipeline.ts";
+import { nftTransfersAfter } from "../src/store/transfers.ts";
+import { createTestDatabase, stopTestServer, type TestDatabase } from "./support/database.ts";
+
+const CHAIN_ID = 5151;
+const COLLECTION = `0x${"c0".repeat(20)}` as Address;
+const [ALICE, BOB, CAROL] = ["a1", "b0", "ca"].map((b) => `0x${b.repeat(20)}` as Address) as [
+  Address,
+  Address,
+  Address,
+];
+const MAX_UINT256 = 2n ** 256n - 1n;
+
+const blockHash = (n: number): Hex => `0x${n.toString(16).padStart(64, "0")}` as Hex;
+const header = (n: number): BlockHeader => ({
+  number: n,
+  hash: blockHash(n),
+  parentHash: blockHash(n - 1),
+  timestamp: 1_700_000_000 + n * 12,
+});
+
+function transfer(block: number, logIndex: number, tokenId: bigint, from: Address, to: Address): NftTransfer {
+  return {
+    contract: COLLECTION,
+    tokenId,
+    from,
+    to,
+    amount: 1n,
+    blockNumber: block,
+    logIndex,
+    seq: 0,
+    txHash: `0x${(block * 1000 + logIndex).toString(16).padStart(64, "0")}` as Hex,
+    txIndex: logIndex,
+    standard: "erc721",
+  };
+}
+
+function batchOf(from: number, to: number, nft: NftTransfer[]): FetchedBatch {
+  return {
+    from,
+    to,
+    headers: Array.from({ length: to - from + 1 }, (_, i) => header(from + i)),
+    nft,
+    fungible: [],
+    creations: [],
+    creationSource: "trace",
+    referenced: [],
+    firstSeen: new Map(),
+    logCount: nft.length,
+    malformed: 0,
+  };
+}
+
+describe("writing batches", () => {
+  let db: TestDatabase;
+  before(async () => {
+    db = await createTestDatabase();
+  });
+  after(async () => {
+    await db?.close();
+    await stopTestServer();
+  });
+
+  test("a pipelined transaction commits all its statements", async () => {
+    await db.sql`CREATE TABLE pipeline_ok (n integer PRIMARY KEY)`;
+    await pipelinedTransaction(db.sql, (tx) => [
+      tx`INSERT INTO pipeline_ok VALUES (1)`,
+      tx`INSERT INTO pipeline_ok VALUES (2)`,
+      tx`UPDATE pipeline_ok SET n = n * 10`,
+    ]);
+    const rows = await db.sql<{ n: number }[]>`SELECT n FROM pipeline_ok ORDER BY n`;
+    assert.deepEqual(
+      rows.map((r) => r.n),
+      [10, 20],
+    );
+  });
+
+  test("a failing statement rolls the whole transaction back and is the error reported", async () => {
+    await db.sql`CREATE TABLE pipeline_fail (n integer PRIMARY KEY)`;
+    await assert.rejects(
+      pipelinedTransaction(db.sql, (tx) => [
+        tx`INSERT INTO pipeline_fail VALUES (1)`,
+        tx`INSERT INTO pipeline_fail VALUES (1)`,
+        tx`INSERT INTO pipeline_fail VALUES (3)`,
+      ]),
+      (error: Error & { code?: string }) => error.code === "23505",
+    );
+    const [count] = await db.sql<{ n: string }[]>`SELECT count(*) AS n FROM pipeline_fail`;
+    assert.equal(count?.n, "0");
+    // Every connection of the pool is back outside any transaction: the next one commits.
+    for (let i = 0; i < 12; i++) {
+      await pipelinedTransaction(db.sql, (tx) => [tx`INSERT INTO pipeline_fail VALUES (${100 + i})`]);
+    }
+    const [after] = await db.sql<{ n: string }[]>`SELECT count(*) AS n FROM pipeline_fail`;
+    assert.equal(after?.n, "12");
+  });
+
+  test("a batch prepared while the one before it is still being written starts from that one's units", async () => {
+    await ensureChain(db.sql, { chainId: CHAIN_ID, name: "write-test", nativeSymbol: "ETH", startBlock: 1 });
+    const registry = new ContractRegistry(db.sql, CHAIN_ID, async () => {
+      throw new Error("no contract is inspected here");
+    });
+    const first = batchOf(1, 2, [
+      transfer(1, 0, 1n, ZERO_ADDRESS, ALICE),
+      transfer(1, 1, 2n, ZERO_ADDRESS, ALICE),
+      transfer(2, 0, MAX_UINT256, ZERO_ADDRESS, BOB),
+    ]);
+    const second = batchOf(3, 4, [transfer(3, 0, 1n, ALICE, CAROL), transfer(4, 0, MAX_UINT256, BOB, ALICE)]);
+
+    const preparedFirst = await prepareBatch(db.sql, CHAIN_ID, first, undefined);
+    // Hold the first write open (its checkpoint update waits for this row lock), so that the
+    // second batch is surely prepared while the store does not show the first one yet.
+    const blocker = await db.sql.reserve();
+    await blocker`BEGIN`;
+    await blocker`SELECT 1 FROM chains WHERE chain_id = ${CHAIN_ID} FOR UPDATE`;
+    const writing = writeBatch(db.sql, CHAIN_ID, preparedFirst, registry);
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const waiting = await db.sql`
+        SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()`;
+      if (waiting.length > 0) break;
+      assert.ok(Date.now() < deadline, "the first write reached the locked checkpoint row");
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    const preparedSecond = await prepareBatch(db.sql, CHAIN_ID, second, preparedFirst.unitsAfter);
+    await blocker`COMMIT`;
+    blocker.release();
+    await writing;
+    await writeBatch(db.sql, CHAIN_ID, preparedSecond, registry);
+
+    assert.equal(await nextBlock(db.sql, CHAIN_ID), 5);
+    const units = await holderUnits(db.sql, CHAIN_ID, [
+      { contract: COLLECTION, holder: ALICE },
+      { contract: COLLECTION, holder: BOB },
+      { contract: COLLECTION, holder: CAROL },
+    ]);
+    assert.deepEqual(Object.fromEntries(units), { [COLLECTION + ALICE]: 2n, [COLLECTION + CAROL]: 1n });
+    const [stats] = await db.sql<{ minted: string; holders: string; transfers: string }[]>`
+      SELECT minted, holders, transfers FROM collection_stats WHERE chain_id = ${CHAIN_ID}`;
+    assert.deepEqual(stats, { minted: "3", holders: "2", transfers: "5" });
+
+    const { transfers, times } = await nftTransfersAfter(db.sql, CHAIN_ID, 0);
+    assert.deepEqual(transfers, [...first.nft, ...second.nft]);
+    assert.equal(times.get(4), header(4).timestamp);
+  });
+});
