@@ -58,7 +58,7 @@ export async function runIndexCommand(config: Config, stopAt?: number): Promise<
   const logger = createLogger(config.logLevel);
   const controller = new AbortController();
   const removeHandlers = onShutdown(() => controller.abort());
-  const database = await openDatabase(config.databaseUrl, config.dataDir, logger);
+  const database = await openDatabase(config.databaseUrl, config.dataDir, logger, config.chains.length);
   const display = createProgressDisplay(logger, process.stderr.isTTY === true);
   try {
     await runIndexers({

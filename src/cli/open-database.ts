@@ -11,11 +11,21 @@ export interface OpenDatabase {
   close(): Promise<void>;
 }
 
+/**
+ * Each chain's indexer holds a connection for its lock and one for the write under way, and
+ * reads on a third while it prepares the next batch: with too few, writes would wait for
+ * connections that locks never give back.
+ */
+export function poolSize(chains: number): number {
+  return Math.max(20, 3 * chains + 8);
+}
+
 /** The configured PostgreSQL, or the embedded one in the data directory; migrated to the current schema. */
 export async function openDatabase(
   databaseUrl: string | undefined,
   dataDir: string,
   logger: Logger,
+  chains = 1,
 ): Promise<OpenDatabase> {
   let url = databaseUrl;
   let stopEmbedded: (() => Promise<void>) | undefined;
@@ -27,7 +37,7 @@ export async function openDatabase(
     stopEmbedded = embedded.stop;
   }
   try {
-    const sql = await connectDatabase(url, { max: 20 });
+    const sql = await connectDatabase(url, { max: poolSize(chains) });
     await migrate(url, (m) => logger.info(m));
     return {
       sql,
