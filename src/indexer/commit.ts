@@ -10,8 +10,8 @@ import {
 } from "../store/ownership.ts";
 import { pipelinedTransaction } from "../store/pipeline.ts";
 import {
-  type EncodedFungibleTransfers,
   type EncodedNftTransfers,
+  type EncodedTransfers,
   encodeFungibleTransfers,
   encodeNftTransfers,
   fungibleTransferStatements,
@@ -32,7 +32,7 @@ export interface PreparedBatch {
   batch: FetchedBatch;
   unitsAfter: UnitsAfter;
   nft: EncodedNftTransfers;
-  fungible: EncodedFungibleTransfers;
+  fungible: EncodedTransfers;
   ownership: EncodedOwnership;
 }
 

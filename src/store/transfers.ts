@@ -6,39 +6,52 @@ import type { Statement } from "./pipeline.ts";
 type TimeOf = (blockNumber: number) => number;
 
 /**
- * Transfers as the columns of the statement that inserts them, each one comma-joined text
+ * Token movements as the columns of the statement that inserts them, each one comma-joined text
  * (see `column`), built before the transaction while the previous one runs.
  */
-export interface EncodedNftTransfers {
+export interface EncodedTransfers {
   rows: number;
   contracts: string;
   blocks: string;
   logIndexes: string;
-  seqs: string;
-  tokenIds: string;
   froms: string;
   tos: string;
   amounts: string;
   txHashes: string;
   txIndexes: string;
   times: string;
+}
+
+export interface EncodedNftTransfers extends EncodedTransfers {
+  seqs: string;
+  tokenIds: string;
   standards: string;
 }
 
-export function encodeNftTransfers(transfers: readonly NftTransfer[], timeOf: TimeOf): EncodedNftTransfers {
+/** The columns every movement has, NFT or fungible. */
+export function encodeFungibleTransfers(
+  transfers: readonly FungibleTransfer[],
+  timeOf: TimeOf,
+): EncodedTransfers {
   return {
     rows: transfers.length,
     contracts: column(transfers.map((t) => bare(t.contract))),
     blocks: column(transfers.map((t) => t.blockNumber)),
     logIndexes: column(transfers.map((t) => t.logIndex)),
-    seqs: column(transfers.map((t) => t.seq)),
-    tokenIds: column(transfers.map((t) => t.tokenId)),
     froms: column(transfers.map((t) => bare(t.from))),
     tos: column(transfers.map((t) => bare(t.to))),
     amounts: column(transfers.map((t) => t.amount)),
     txHashes: column(transfers.map((t) => bare(t.txHash))),
     txIndexes: column(transfers.map((t) => t.txIndex)),
     times: column(transfers.map((t) => timeOf(t.blockNumber))),
+  };
+}
+
+export function encodeNftTransfers(transfers: readonly NftTransfer[], timeOf: TimeOf): EncodedNftTransfers {
+  return {
+    ...encodeFungibleTransfers(transfers, timeOf),
+    seqs: column(transfers.map((t) => t.seq)),
+    tokenIds: column(transfers.map((t) => t.tokenId)),
     standards: column(transfers.map((t) => t.standard)),
   };
 }
@@ -61,41 +74,10 @@ export function nftTransferStatements(sql: Queryable, chainId: number, e: Encode
   ];
 }
 
-export interface EncodedFungibleTransfers {
-  rows: number;
-  contracts: string;
-  blocks: string;
-  logIndexes: string;
-  froms: string;
-  tos: string;
-  amounts: string;
-  txHashes: string;
-  txIndexes: string;
-  times: string;
-}
-
-export function encodeFungibleTransfers(
-  transfers: readonly FungibleTransfer[],
-  timeOf: TimeOf,
-): EncodedFungibleTransfers {
-  return {
-    rows: transfers.length,
-    contracts: column(transfers.map((t) => bare(t.contract))),
-    blocks: column(transfers.map((t) => t.blockNumber)),
-    logIndexes: column(transfers.map((t) => t.logIndex)),
-    froms: column(transfers.map((t) => bare(t.from))),
-    tos: column(transfers.map((t) => bare(t.to))),
-    amounts: column(transfers.map((t) => t.amount)),
-    txHashes: column(transfers.map((t) => bare(t.txHash))),
-    txIndexes: column(transfers.map((t) => t.txIndex)),
-    times: column(transfers.map((t) => timeOf(t.blockNumber))),
-  };
-}
-
 export function fungibleTransferStatements(
   sql: Queryable,
   chainId: number,
-  e: EncodedFungibleTransfers,
+  e: EncodedTransfers,
 ): Statement[] {
   if (e.rows === 0) return [];
   return [
