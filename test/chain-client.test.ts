@@ -340,6 +340,24 @@ describe("chain client against anvil", () => {
     }
   });
 
+  test("a node that traces recent blocks only has no trace API for an older probe block", async () => {
+    const proxy = await startFaultProxy({ upstream: anvil.url, tracesFrom: last });
+    try {
+      const probedOld = createChainClient({ url: proxy.url });
+      const probedRecent = createChainClient({ url: proxy.url });
+      try {
+        assert.equal(await probedOld.traceApi(0), "none");
+        assert.ok(proxy.counters.traceRefused > 0, "the proxy refused to trace block 0");
+        assert.equal(await probedRecent.traceApi(last), "parity");
+      } finally {
+        await probedOld.close();
+        await probedRecent.close();
+      }
+    } finally {
+      await proxy.close();
+    }
+  });
+
   test("receipt creations: successful top-level deployments only", async () => {
     assert.deepEqual(await client.getReceiptCreations(0, last), scenario.deployments);
   });

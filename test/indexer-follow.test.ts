@@ -138,60 +138,69 @@ describe("following the head", () => {
     }
   });
 
-  test("without a trace API, deployments come from receipts and factory-made collections from their first transfer", async () => {
+  test("without a trace API, or with one that cannot trace where indexing starts, deployments come from receipts and factory-made collections from their first transfer", async () => {
     const { anvil, head } = await anvilWith(31337, "no-traces", 30);
-    const proxy = await startFaultProxy({
-      upstream: anvil.url,
-      disabledMethods: ["trace_block", "debug_traceBlockByNumber"],
-    });
-    cleanups.push(() => proxy.close());
-    const withoutTraces = await database();
-    await indexUntil({ sql: withoutTraces.sql, rpcUrl: proxy.url, chainId: 31337, untilBlock: head });
     const withTraces = await database();
     await indexUntil({ sql: withTraces.sql, rpcUrl: anvil.url, chainId: 31337, untilBlock: head });
-    assert.ok(proxy.counters.methodDisabled > 0, "the proxy refused the trace methods");
-
     const traced = await snapshotStore(withTraces.sql);
-    const fallback = await snapshotStore(withoutTraces.sql);
-    for (const table of [
-      "nft_transfers",
-      "token_balances",
-      "collection_holders",
-      "tokens",
-      "collection_buckets",
+    for (const node of [
+      { disabledMethods: ["trace_block", "debug_traceBlockByNumber"] },
+      // A full node: it traces the last blocks only.
+      { tracesFrom: head - 2 },
     ]) {
-      assert.deepEqual(fallback[table], traced[table], `${table} does not depend on traces`);
+      const proxy = await startFaultProxy({ upstream: anvil.url, ...node });
+      cleanups.push(() => proxy.close());
+      const withoutTraces = await database();
+      await indexUntil({ sql: withoutTraces.sql, rpcUrl: proxy.url, chainId: 31337, untilBlock: head });
+      assert.ok(
+        proxy.counters.methodDisabled + proxy.counters.traceRefused > 0,
+        "the proxy refused the trace requests",
+      );
+      await checkFallback(withoutTraces, traced);
     }
 
-    const client = createPublicClient({ transport: http(anvil.url) });
-    const rows = await withoutTraces.sql<
-      {
-        address: Uint8Array;
-        mint_source: string;
-        mint_tx: Uint8Array;
-        minter: Uint8Array;
-        creator: Uint8Array | null;
-      }[]
-    >`SELECT address, mint_source, mint_tx, minter, creator FROM contracts`;
-    const sources = new Set(rows.map((r) => r.mint_source));
-    assert.deepEqual([...sources].sort(), ["first_event", "receipt"], "both fallbacks were used");
-    for (const row of rows) {
-      const address = `0x${Buffer.from(row.address).toString("hex")}` as `0x${string}`;
-      const tx = `0x${Buffer.from(row.mint_tx).toString("hex")}` as `0x${string}`;
-      if (row.mint_source === "receipt") {
-        const receipt = await client.getTransactionReceipt({ hash: tx });
-        assert.equal(receipt.contractAddress?.toLowerCase(), address, "the receipt deployed this contract");
-      } else {
-        const [first] = await client.getLogs({ address, fromBlock: 0n, toBlock: BigInt(head) });
-        assert.equal(
-          first?.transactionHash,
-          tx,
-          `the mint event of ${address} is its first log's transaction`,
-        );
-        assert.equal(row.creator, null, "no creator is known without traces");
+    async function checkFallback(withoutTraces: TestDatabase, traced: Record<string, unknown[]>) {
+      const fallback = await snapshotStore(withoutTraces.sql);
+      for (const table of [
+        "nft_transfers",
+        "token_balances",
+        "collection_holders",
+        "collection_stats",
+        "collection_buckets",
+      ]) {
+        assert.deepEqual(fallback[table], traced[table], `${table} does not depend on traces`);
       }
-      const sender = (await client.getTransaction({ hash: tx })).from.toLowerCase();
-      assert.equal(`0x${Buffer.from(row.minter).toString("hex")}`, sender);
+
+      const client = createPublicClient({ transport: http(anvil.url) });
+      const rows = await withoutTraces.sql<
+        {
+          address: Uint8Array;
+          mint_source: string;
+          mint_tx: Uint8Array;
+          minter: Uint8Array;
+          creator: Uint8Array | null;
+        }[]
+      >`SELECT address, mint_source, mint_tx, minter, creator FROM contracts`;
+      const sources = new Set(rows.map((r) => r.mint_source));
+      assert.deepEqual([...sources].sort(), ["first_event", "receipt"], "both fallbacks were used");
+      for (const row of rows) {
+        const address = `0x${Buffer.from(row.address).toString("hex")}` as `0x${string}`;
+        const tx = `0x${Buffer.from(row.mint_tx).toString("hex")}` as `0x${string}`;
+        if (row.mint_source === "receipt") {
+          const receipt = await client.getTransactionReceipt({ hash: tx });
+          assert.equal(receipt.contractAddress?.toLowerCase(), address, "the receipt deployed this contract");
+        } else {
+          const [first] = await client.getLogs({ address, fromBlock: 0n, toBlock: BigInt(head) });
+          assert.equal(
+            first?.transactionHash,
+            tx,
+            `the mint event of ${address} is its first log's transaction`,
+          );
+          assert.equal(row.creator, null, "no creator is known without traces");
+        }
+        const sender = (await client.getTransaction({ hash: tx })).from.toLowerCase();
+        assert.equal(`0x${Buffer.from(row.minter).toString("hex")}`, sender);
+      }
     }
   });
 });

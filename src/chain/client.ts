@@ -111,7 +111,7 @@ export function createChainClient(options: ChainClientOptions): ChainClient {
           return address(object(r, `transaction ${txHash}`).from, `transaction ${txHash} from`);
         },
       }),
-    traceApi: () => traces.traceApi(),
+    traceApi: (probeBlock) => traces.traceApi(probeBlock),
     getTracedCreations: (from, to) => traces.getTracedCreations(from, to),
     getReceiptCreations: (from, to) => receipts.getReceiptCreations(from, to),
     close: async () => transport.close(),

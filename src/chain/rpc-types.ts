@@ -39,7 +39,11 @@ export interface ChainClient {
   call(to: Address, data: Hex, block?: number): Promise<Hex | undefined>;
   /** The transaction's sender. */
   getTransactionSender(hash: Hex): Promise<Address>;
-  traceApi(): Promise<TraceApi>;
+  /**
+   * Which trace API the node offers, found once by tracing `probeBlock` (the head by default):
+   * a node that cannot trace that block (no trace API, or a full node without its state) has none.
+   */
+  traceApi(probeBlock?: number): Promise<TraceApi>;
   /** Contracts created in [from, to], from call traces (every CREATE/CREATE2 that succeeded). */
   getTracedCreations(from: number, to: number): Promise<ContractCreation[]>;
   /** Contracts created by top-level deployments in [from, to], from receipts (no factories). */

@@ -27,9 +27,9 @@ export class TraceSource {
     private readonly options: TraceSourceOptions,
   ) {}
 
-  traceApi(): Promise<TraceApi> {
+  traceApi(probeBlock?: number): Promise<TraceApi> {
     if (!this.detected) {
-      const detecting = this.detect();
+      const detecting = this.detect(probeBlock);
       this.detected = detecting;
       // A probe that could not reach a verdict (the node was down) is not remembered.
       detecting.catch(() => {
@@ -55,12 +55,15 @@ export class TraceSource {
     return perBlock.flat();
   }
 
-  private async detect(): Promise<TraceApi> {
-    const block = numberToHex(await this.options.head());
+  private async detect(probeBlock: number | undefined): Promise<TraceApi> {
+    const block = numberToHex(probeBlock ?? (await this.options.head()));
     let api: TraceApi = "none";
     if (await this.offers("trace_block", [block])) api = "parity";
     else if (await this.offers("debug_traceBlockByNumber", [block, { tracer: "callTracer" }])) api = "geth";
-    this.options.logger?.info({ url: this.transport.displayUrl, traceApi: api }, "trace API detected");
+    this.options.logger?.info(
+      { url: this.transport.displayUrl, traceApi: api, probeBlock: Number(block) },
+      "trace API detected",
+    );
     return api;
   }
 

@@ -63,7 +63,9 @@ export async function runChainIndexer(options: ChainIndexerOptions, signal: Abor
   if (!unlock)
     throw new UserFacingError(`${chain.name}: another indexer is already indexing chain ${chain.chainId}`);
   try {
-    const indexer = new ChainIndexer(options, await creationSource(client, chain, logger));
+    // Traces are probed where indexing resumes: a full node traces recent blocks only.
+    const probeBlock = Math.min(await ensureChain(sql, chain), await client.blockNumber());
+    const indexer = new ChainIndexer(options, await creationSource(client, chain, logger, probeBlock));
     await indexer.run(signal);
   } finally {
     await unlock().catch(() => {});
@@ -74,19 +76,20 @@ async function creationSource(
   client: ChainClient,
   chain: ChainConfig,
   logger: Logger,
+  probeBlock: number,
 ): Promise<CreationSource> {
   if (chain.contractDiscovery === "receipts" || chain.contractDiscovery === "events")
     return chain.contractDiscovery;
-  const api = await client.traceApi();
+  const api = await client.traceApi(probeBlock);
   if (api !== "none") return "traces";
   if (chain.contractDiscovery === "traces") {
     throw new UserFacingError(
-      `${chain.name}: the node has no trace API (trace_block or debug_traceBlockByNumber)`,
+      `${chain.name}: the node cannot trace block ${probeBlock} with trace_block or debug_traceBlockByNumber (no trace API, or not that block's state)`,
     );
   }
   logger.warn(
-    { chain: chain.name },
-    "the node has no trace API: contracts deployed by factories are found when they first emit a transfer, and their mint event is that transaction",
+    { chain: chain.name, probeBlock },
+    `the node cannot trace block ${probeBlock} (no trace API, or not that block's state): contracts deployed by factories are found when they first emit a transfer, and their mint event is that transaction`,
   );
   return "receipts";
 }

@@ -34,6 +34,8 @@ export interface FaultProxyOptions {
   maxLogRange?: number;
   /** Methods answered with "method not found", as a node without them would. */
   disabledMethods?: readonly string[];
+  /** Trace methods refuse blocks below this one, as a full node without their state does. */
+  tracesFrom?: number;
   /** Remove txHash from debug_traceBlockByNumber answers, as geth before 1.11 sent them. */
   stripTraceTxHashes?: boolean;
   /** Remove status from receipts, as nodes answer for blocks before Byzantium. */
@@ -50,6 +52,8 @@ export interface FaultCounters extends Record<FaultKind, number> {
   /** Refused eth_getLogs ranges, by index into RANGE_REFUSALS. */
   rangeRefused: number[];
   methodDisabled: number;
+  /** Trace requests refused for a block below `tracesFrom`. */
+  traceRefused: number;
   alwaysFailed: number;
   /** HTTP requests open at once, now and at most so far. */
   open: number;
@@ -132,6 +136,14 @@ function logsRangeSize(call: Call): number | undefined {
   return Number(filter.toBlock) - Number(filter.fromBlock) + 1;
 }
 
+/** The block a trace request asks for; Infinity for any other request. */
+function tracedBlock(call: Call): number {
+  if (call.method !== "trace_block" && call.method !== "debug_traceBlockByNumber")
+    return Number.POSITIVE_INFINITY;
+  const block = Array.isArray(call.params) ? call.params[0] : undefined;
+  return typeof block === "string" && block.startsWith("0x") ? Number(block) : Number.POSITIVE_INFINITY;
+}
+
 export async function startFaultProxy(options: FaultProxyOptions): Promise<FaultProxy> {
   const random = prng(options.seed ?? 1);
   const rates: FaultRates = {
@@ -156,6 +168,7 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
     nullBlock: 0,
     rangeRefused: RANGE_REFUSALS.map(() => 0),
     methodDisabled: 0,
+    traceRefused: 0,
     alwaysFailed: 0,
     open: 0,
     maxOpen: 0,
@@ -191,6 +204,17 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
           jsonrpc: "2.0",
           id: call.id,
           error: { code: -32601, message: `the method ${call.method} does not exist/is not available` },
+        },
+      };
+    }
+    if (options.tracesFrom !== undefined && tracedBlock(call) < options.tracesFrom) {
+      counters.traceRefused++;
+      return {
+        status: 200,
+        body: {
+          jsonrpc: "2.0",
+          id: call.id,
+          error: { code: -32000, message: "required historical state unavailable (reexec=128)" },
         },
       };
     }
