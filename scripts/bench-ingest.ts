@@ -6,16 +6,17 @@
  *   (b) indexing them into a fresh PostgreSQL database (embedded, or BENCH_DATABASE_URL's server).
  * Usage: npm run bench:ingest [-- --events 200000 --fresh]
  */
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import postgres from "postgres";
 import { createChainClient } from "../src/chain/client.ts";
 import type { ChainClient } from "../src/chain/rpc-types.ts";
 import type { IndexerTuning } from "../src/config/config.ts";
+import { errorMessage } from "../src/core/errors.ts";
 import { createLogger } from "../src/core/logger.ts";
 import { generateBulkTransfers } from "../src/demo/bulk-transfers.ts";
-import { startAnvil } from "../src/devchain/anvil.ts";
+import { type Anvil, startAnvil } from "../src/devchain/anvil.ts";
 import { BatchSizer } from "../src/indexer/batch-sizer.ts";
 import { runChainIndexer } from "../src/indexer/chain-indexer.ts";
 import { inspectContract } from "../src/indexer/classify/inspect.ts";
@@ -64,11 +65,15 @@ const say = (message: string) => process.stdout.write(`${message}\n`);
 async function buildChain(): Promise<ChainMeta> {
   say(`building a chain with ${EVENTS} NFT transfer events (cached in ${STATE_FILE})`);
   rmSync(STATE_FILE, { force: true });
+  // Dumped beside the cache and renamed once complete: an interrupted build leaves no cache behind.
+  const partial = `${STATE_FILE}.partial`;
+  rmSync(partial, { force: true });
   const anvil = await startAnvil({
     chainId: CHAIN_ID,
-    stateFile: STATE_FILE,
+    dumpState: partial,
     args: ["--disable-block-gas-limit"],
   });
+  let meta: ChainMeta;
   try {
     // Blocks of a few hundred transfers each, like busy mainnet blocks, rather than a few huge ones.
     const result = await generateBulkTransfers({
@@ -80,7 +85,7 @@ async function buildChain(): Promise<ChainMeta> {
         if (blocks % 100 === 0) say(`  ${events} events in ${blocks} blocks`);
       },
     });
-    const meta = {
+    meta = {
       events: result.events,
       tokenTransfers: result.tokenTransfers,
       blocks: result.blocks,
@@ -89,9 +94,29 @@ async function buildChain(): Promise<ChainMeta> {
     say(
       `built in ${(result.elapsedMs / 1000).toFixed(1)} s: ${result.events} events in ${result.blocks} blocks`,
     );
-    return meta;
   } finally {
     await anvil.stop();
+  }
+  renameSync(partial, STATE_FILE);
+  writeFileSync(META_FILE, JSON.stringify(meta));
+  return meta;
+}
+
+/** Anvil on the cached chain, which it only reads; a cache it cannot load is built again. */
+async function startCachedChain(): Promise<{ anvil: Anvil; meta: ChainMeta }> {
+  let meta: ChainMeta;
+  if (args.fresh || !existsSync(STATE_FILE) || !existsSync(META_FILE)) {
+    meta = await buildChain();
+  } else {
+    meta = JSON.parse(readFileSync(META_FILE, "utf8")) as ChainMeta;
+    say(`using the cached chain: ${meta.events} events in ${meta.blocks} blocks (${STATE_FILE})`);
+  }
+  try {
+    return { anvil: await startAnvil({ chainId: CHAIN_ID, loadState: STATE_FILE }), meta };
+  } catch (error) {
+    say(`the cached chain cannot be loaded (${errorMessage(error).split("\n")[0]}): building it again`);
+    meta = await buildChain();
+    return { anvil: await startAnvil({ chainId: CHAIN_ID, loadState: STATE_FILE }), meta };
   }
 }
 
@@ -156,16 +181,7 @@ function describeCpu(label: string, cpu: CpuSample, seconds: number): string {
 
 async function main(): Promise<void> {
   mkdirSync(BENCH_DIR, { recursive: true });
-  let meta: ChainMeta;
-  if (args.fresh || !existsSync(STATE_FILE) || !existsSync(META_FILE)) {
-    meta = await buildChain();
-    writeFileSync(META_FILE, JSON.stringify(meta));
-  } else {
-    meta = JSON.parse(readFileSync(META_FILE, "utf8")) as ChainMeta;
-    say(`using the cached chain: ${meta.events} events in ${meta.blocks} blocks (${STATE_FILE})`);
-  }
-
-  const anvil = await startAnvil({ chainId: CHAIN_ID, stateFile: STATE_FILE });
+  const { anvil, meta } = await startCachedChain();
   const pgDir = join(BENCH_DIR, "pg");
   const embedded = process.env.BENCH_DATABASE_URL
     ? undefined

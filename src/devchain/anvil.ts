@@ -8,8 +8,10 @@ export interface AnvilOptions {
   chainId?: number;
   /** Seconds between automatic blocks; without it a block is mined per transaction. */
   blockTime?: number;
-  /** Load state from this file if it exists and write it back on exit (anvil's --state). */
-  stateFile?: string;
+  /** Start from the state saved in this file (anvil's --load-state); the file is only read. */
+  loadState?: string;
+  /** Save the state to this file on exit (anvil's --dump-state). */
+  dumpState?: string;
   /** Unix seconds of the genesis block. */
   timestamp?: number;
   /** Extra command-line arguments. */
@@ -22,7 +24,7 @@ export interface Anvil {
   url: string;
   port: number;
   pid: number;
-  /** Stops anvil (SIGTERM, which also writes the state file if one was given) and waits for it to exit. */
+  /** Stops anvil (SIGTERM, which also writes the dump file if one was given) and waits for it to exit. */
   stop(): Promise<void>;
 }
 
@@ -45,7 +47,8 @@ export async function startAnvil(options: AnvilOptions = {}): Promise<Anvil> {
   const args = ["--host", "127.0.0.1", "--port", String(options.port ?? 0)];
   if (options.chainId !== undefined) args.push("--chain-id", String(options.chainId));
   if (options.blockTime !== undefined) args.push("--block-time", String(options.blockTime));
-  if (options.stateFile !== undefined) args.push("--state", options.stateFile);
+  if (options.loadState !== undefined) args.push("--load-state", options.loadState);
+  if (options.dumpState !== undefined) args.push("--dump-state", options.dumpState);
   if (options.timestamp !== undefined) args.push("--timestamp", String(options.timestamp));
   args.push(...(options.args ?? []));
 
