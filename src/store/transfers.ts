@@ -65,12 +65,12 @@ export function nftTransferStatements(sql: Queryable, chainId: number, e: Encode
                                amount, tx_hash, tx_index, block_time, standard)
     SELECT ${chainId}, decode(c, 'hex'), b::bigint, li::integer, sq::integer, tid::numeric, decode(f, 'hex'),
            decode(t, 'hex'), a::numeric, decode(tx, 'hex'), ti::integer, to_timestamp(tm::bigint), st
-    FROM unnest(string_to_array(${e.contracts}, ','), string_to_array(${e.blocks}, ','),
-                string_to_array(${e.logIndexes}, ','), string_to_array(${e.seqs}, ','),
-                string_to_array(${e.tokenIds}, ','), string_to_array(${e.froms}, ','), string_to_array(${e.tos}, ','),
-                string_to_array(${e.amounts}, ','), string_to_array(${e.txHashes}, ','),
-                string_to_array(${e.txIndexes}, ','), string_to_array(${e.times}, ','),
-                string_to_array(${e.standards}, ',')) AS u(c, b, li, sq, tid, f, t, a, tx, ti, tm, st)`,
+    FROM ROWS FROM (string_to_table(${e.contracts}, ','), string_to_table(${e.blocks}, ','),
+                string_to_table(${e.logIndexes}, ','), string_to_table(${e.seqs}, ','),
+                string_to_table(${e.tokenIds}, ','), string_to_table(${e.froms}, ','), string_to_table(${e.tos}, ','),
+                string_to_table(${e.amounts}, ','), string_to_table(${e.txHashes}, ','),
+                string_to_table(${e.txIndexes}, ','), string_to_table(${e.times}, ','),
+                string_to_table(${e.standards}, ',')) AS u(c, b, li, sq, tid, f, t, a, tx, ti, tm, st)`,
   ];
 }
 
@@ -86,10 +86,10 @@ export function fungibleTransferStatements(
                                     tx_hash, tx_index, block_time)
     SELECT ${chainId}, decode(c, 'hex'), b::bigint, li::integer, decode(f, 'hex'), decode(t, 'hex'), a::numeric,
            decode(tx, 'hex'), ti::integer, to_timestamp(tm::bigint)
-    FROM unnest(string_to_array(${e.contracts}, ','), string_to_array(${e.blocks}, ','),
-                string_to_array(${e.logIndexes}, ','), string_to_array(${e.froms}, ','), string_to_array(${e.tos}, ','),
-                string_to_array(${e.amounts}, ','), string_to_array(${e.txHashes}, ','),
-                string_to_array(${e.txIndexes}, ','), string_to_array(${e.times}, ','))
+    FROM ROWS FROM (string_to_table(${e.contracts}, ','), string_to_table(${e.blocks}, ','),
+                string_to_table(${e.logIndexes}, ','), string_to_table(${e.froms}, ','), string_to_table(${e.tos}, ','),
+                string_to_table(${e.amounts}, ','), string_to_table(${e.txHashes}, ','),
+                string_to_table(${e.txIndexes}, ','), string_to_table(${e.times}, ','))
       AS u(c, b, li, f, t, a, tx, ti, tm)`,
   ];
 }
