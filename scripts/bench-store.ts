@@ -5,26 +5,25 @@
  * the CPU of the PostgreSQL backend doing it, for the transfer rows and for the ownership changes.
  * Usage: npm run bench:store [-- --rows 228000]
  */
-import { mkdirSync, readFileSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import postgres from "postgres";
 import { type Address, type Hex, ZERO_ADDRESS } from "../src/core/hex.ts";
 import type { NftTransfer } from "../src/core/types.ts";
 import { computeEffects } from "../src/indexer/effects.ts";
-import type { Queryable } from "../src/store/database.ts";
-import { connectDatabase, type Sql } from "../src/store/database.ts";
+import { connectDatabase, type Queryable, type Sql } from "../src/store/database.ts";
 import { startEmbeddedPostgres } from "../src/store/embedded.ts";
 import { migrate } from "../src/store/migrate.ts";
 import { encodeOwnership, ownershipStatements } from "../src/store/ownership.ts";
 import { pipelinedTransaction, type Statement } from "../src/store/pipeline.ts";
 import { encodeNftTransfers, nftTransferStatements } from "../src/store/transfers.ts";
+import { processCpu } from "./bench/process-cpu.ts";
 
 const { values: args } = parseArgs({ options: { rows: { type: "string", default: "228000" } } });
 const ROWS = Number(args.rows);
 const BATCH = 10_000;
 const CHAIN_ID = 31337;
-const TICKS_PER_SECOND = 100;
 
 const say = (message: string) => process.stdout.write(`${message}\n`);
 const hex = (n: number, digits: number) => n.toString(16).padStart(digits, "0");
@@ -46,13 +45,6 @@ function mint(i: number): NftTransfer {
     txIndex: i % 420,
     standard: "erc721",
   };
-}
-
-/** CPU seconds a process has used (Linux /proc). */
-function processCpu(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
 }
 
 type Part = "transfers" | "ownership";

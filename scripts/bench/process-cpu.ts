@@ -28,6 +28,11 @@ function readStat(pid: number): ProcStat | undefined {
   }
 }
 
+/** CPU seconds used so far by one process (not its children); 0 when it cannot be read. */
+export function processCpu(pid: number): number {
+  return readStat(pid)?.cpu ?? 0;
+}
+
 /**
  * CPU seconds used so far by a process and its children, live or exited (a PostgreSQL server's
  * backends are children of its postmaster). Linux only; elsewhere it reads nothing and answers 0.
