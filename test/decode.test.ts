@@ -23,8 +23,11 @@ import {
 import type { Address, Hex } from "../src/core/hex.ts";
 import type { ChainLog, ContractType, NftTransfer } from "../src/core/types.ts";
 import { type Anvil, startAnvil } from "../src/devchain/anvil.ts";
-import { decodeLogs, unclassifiedTransferEmitters } from "../src/indexer/decode/decode-logs.ts";
-import { MAX_CONSECUTIVE_RANGE } from "../src/indexer/decode/erc2309.ts";
+import { decodeLogs } from "../src/indexer/decode/decode-logs.ts";
+import {
+  CONSECUTIVE_BUDGET_PER_BLOCK,
+  CONSECUTIVE_BUDGET_PER_CONTRACT_BLOCK,
+} from "../src/indexer/decode/erc2309.ts";
 import { emittedShapes, eventShape } from "../src/indexer/decode/shapes.ts";
 import {
   CONSECUTIVE_TRANSFER_TOPIC,
@@ -560,15 +563,46 @@ describe("ERC-2309 ConsecutiveTransfer", () => {
     );
   });
 
-  test("up to the cap is decoded; beyond it, or reversed, the event is malformed", () => {
-    const atCap = consecutive(1n, BigInt(MAX_CONSECUTIVE_RANGE));
-    const overCap = consecutive(1n, BigInt(MAX_CONSECUTIVE_RANGE) + 1n);
-    const huge = consecutive(0n, 2n ** 256n - 1n);
+  test("a reversed range is malformed", () => {
     const reversed = consecutive(10n, 9n);
-    const result = decodeLogs([atCap, overCap, huge, reversed], noTypes);
-    assert.equal(result.nft.length, MAX_CONSECUTIVE_RANGE);
-    assert.equal(result.nft.at(-1)?.tokenId, BigInt(MAX_CONSECUTIVE_RANGE));
-    assert.deepEqual(result.malformed, [overCap, huge, reversed]);
+    assert.deepEqual(decodeLogs([reversed], noTypes).malformed, [reversed]);
+  });
+
+  test("ranges expand up to their contract's budget in a block; the events past it are spam, with their size", () => {
+    const budget = CONSECUTIVE_BUDGET_PER_CONTRACT_BLOCK;
+    const half = consecutive(1n, budget / 2n);
+    const rest = consecutive(budget / 2n + 1n, budget);
+    const over = consecutive(budget + 1n, budget + 1n);
+    const huge = consecutive(0n, 2n ** 256n - 1n);
+    const result = decodeLogs([half, rest, over, huge], noTypes);
+    assert.equal(BigInt(result.nft.length), budget);
+    assert.equal(result.nft.at(-1)?.tokenId, budget);
+    assert.deepEqual(result.spam, [
+      { log: over, tokens: 1n },
+      { log: huge, tokens: 2n ** 256n },
+    ]);
+    assert.deepEqual(result.malformed, []);
+  });
+
+  test("the budget is per contract and per block, and a block's contracts share a larger one", () => {
+    const perContract = CONSECUTIVE_BUDGET_PER_CONTRACT_BLOCK;
+    const contracts = Number(CONSECUTIVE_BUDGET_PER_BLOCK / perContract) + 1;
+    const full = (address: Address, block: number) =>
+      eventLog({ address, block }, CONSECUTIVE, {
+        fromTokenId: 1n,
+        toTokenId: perContract,
+        fromAddress: ZERO,
+        toAddress: ALICE,
+      });
+    const inBlock = Array.from({ length: contracts }, (_, i) => full(addr(0x100 + i), 7));
+    const nextBlock = full(addr(0x100), 8);
+    const result = decodeLogs([...inBlock, nextBlock], noTypes);
+    assert.equal(BigInt(result.nft.length), CONSECUTIVE_BUDGET_PER_BLOCK + perContract);
+    assert.deepEqual(
+      result.spam.map((s) => s.log),
+      [inBlock.at(-1)],
+    );
+    assert.equal(result.nft.at(-1)?.blockNumber, 8);
   });
 });
 
@@ -890,41 +924,6 @@ describe("payments and noise", () => {
 });
 
 describe("classification inputs", () => {
-  test("unclassifiedTransferEmitters lists unknown emitters once, in order, and known ones their types cannot read", () => {
-    const unknownA = addr(0xa);
-    const unknownB = addr(0xb);
-    const erc721Only = addr(0xc);
-    const logs = [
-      eventLog({ address: unknownB }, ERC721_TRANSFER, { from: ALICE, to: BOB, tokenId: 1n }),
-      eventLog({ address: TOKEN }, ERC20_TRANSFER, { from: ALICE, to: BOB, value: 1n }),
-      eventLog({ address: unknownA }, TRANSFER_SINGLE, {
-        operator: ALICE,
-        from: ALICE,
-        to: BOB,
-        id: 1n,
-        value: 1n,
-      }),
-      eventLog({ address: unknownB }, ERC20_TRANSFER, { from: ALICE, to: BOB, value: 1n }),
-      eventLog({ address: erc721Only }, ERC721_TRANSFER, { from: ALICE, to: BOB, tokenId: 1n }),
-      eventLog({ address: erc721Only }, ERC20_TRANSFER, { from: ALICE, to: BOB, value: 1n }),
-      eventLog({ address: addr(0xd) }, APPROVAL, { owner: ALICE, spender: BOB, value: 1n }),
-    ];
-    const typesOf = typesMap({ [TOKEN]: ["TYPE_ERC20"], [erc721Only]: ["TYPE_ERC721"] });
-    assert.deepEqual(unclassifiedTransferEmitters(logs, typesOf), [unknownB, unknownA, erc721Only]);
-    assert.deepEqual(
-      unclassifiedTransferEmitters(
-        logs,
-        typesMap({
-          [TOKEN]: ["TYPE_ERC20"],
-          [erc721Only]: ["TYPE_ERC721_LEGACY"],
-          [unknownA]: ["TYPE_ERC1155"],
-          [unknownB]: ["TYPE_ERC20", "TYPE_ERC721"],
-        }),
-      ),
-      [],
-    );
-  });
-
   test("emittedShapes sorts each contract's well-formed transfer events by layout", () => {
     const logs = [
       eventLog({ address: NFT }, ERC721_TRANSFER, { from: ALICE, to: BOB, tokenId: 1n }),

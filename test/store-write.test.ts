@@ -7,6 +7,7 @@ import type { FetchedBatch } from "../src/indexer/batch.ts";
 import { prepareBatch, writeBatch } from "../src/indexer/commit.ts";
 import { ContractRegistry } from "../src/indexer/registry.ts";
 import { ensureChain, nextBlock } from "../src/store/chain-state.ts";
+import { storedContracts } from "../src/store/contracts.ts";
 import { holderUnits } from "../src/store/ownership.ts";
 import { pipelinedTransaction } from "../src/store/pipeline.ts";
 import { nftTransfersAfter } from "../src/store/transfers.ts";
@@ -49,15 +50,16 @@ function batchOf(from: number, to: number, nft: NftTransfer[]): FetchedBatch {
   return {
     from,
     to,
+    requestedTo: to,
     headers: Array.from({ length: to - from + 1 }, (_, i) => header(from + i)),
     nft,
     fungible: [],
     creations: [],
     creationSource: "trace",
-    referenced: [],
+    contracts: [],
     firstSeen: new Map(),
     logCount: nft.length,
-    malformed: 0,
+    skipped: [],
   };
 }
 
@@ -107,9 +109,12 @@ describe("writing batches", () => {
 
   test("a batch prepared while the one before it is still being written starts from that one's units", async () => {
     await ensureChain(db.sql, { chainId: CHAIN_ID, name: "write-test", nativeSymbol: "ETH", startBlock: 1 });
-    const registry = new ContractRegistry(db.sql, CHAIN_ID, async () => {
-      throw new Error("no contract is inspected here");
-    });
+    const registry = new ContractRegistry(
+      (addresses) => storedContracts(db.sql, CHAIN_ID, addresses),
+      async () => {
+        throw new Error("no contract is inspected here");
+      },
+    );
     const first = batchOf(1, 2, [
       transfer(1, 0, 1n, ZERO_ADDRESS, ALICE),
       transfer(1, 1, 2n, ZERO_ADDRESS, ALICE),

@@ -41,3 +41,16 @@ export function oneLine(text: string, max = 300): string {
   const flat = text.replace(/\s+/g, " ").trim();
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
+
+/**
+ * A request whose retries ran out on the same kind of unusable answer (an unrecognised JSON-RPC
+ * error, a malformed result), not on an outage: asking again much later is unlikely to help.
+ */
+export class RepeatedNodeError extends TransientError {
+  constructor(
+    message: string,
+    readonly method: string,
+  ) {
+    super(message);
+  }
+}

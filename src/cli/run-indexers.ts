@@ -1,5 +1,6 @@
 import { createChainClient } from "../chain/client.ts";
 import type { Config } from "../config/config.ts";
+import { errorMessage, UserFacingError } from "../core/errors.ts";
 import type { Logger } from "../core/logger.ts";
 import { type Progress, runChainIndexer } from "../indexer/chain-indexer.ts";
 import { inspectContract } from "../indexer/classify/inspect.ts";
@@ -14,12 +15,15 @@ export interface RunIndexersOptions {
   untilBlock?: number;
 }
 
-/** Runs one indexer per configured chain until the signal aborts or one of them fails. */
+/**
+ * Runs one indexer per configured chain until the signal aborts. A chain that stops on an error
+ * (its node keeps refusing a block, a statement keeps failing, its configuration is wrong) is
+ * logged and leaves the others running; once every chain has ended, the failures are thrown
+ * together. Outages of a node or of the database never end a chain: it retries them.
+ */
 export async function runIndexers(options: RunIndexersOptions): Promise<void> {
   const { config, sql, logger, onProgress, signal } = options;
-  const failure = new AbortController();
-  const both = AbortSignal.any([signal, failure.signal]);
-  await Promise.all(
+  const results = await Promise.allSettled(
     config.chains.map(async (chain) => {
       const chainLogger = logger.child({ chain: chain.name });
       const client = createChainClient({
@@ -42,14 +46,23 @@ export async function runIndexers(options: RunIndexersOptions): Promise<void> {
             onProgress,
             ...(options.untilBlock !== undefined ? { untilBlock: options.untilBlock } : {}),
           },
-          both,
+          signal,
         );
       } catch (error) {
-        failure.abort(error);
+        if (config.chains.length > 1) {
+          chainLogger.error({ chain: chain.name }, `${errorMessage(error)}; the other chains go on`);
+        }
         throw error;
       } finally {
         await client.close();
       }
     }),
   );
+  const failures = results.flatMap((r) => (r.status === "rejected" ? [r.reason as unknown] : []));
+  if (failures.length === 1) throw failures[0];
+  if (failures.length > 1) {
+    const allUserFacing = failures.every((f) => f instanceof UserFacingError);
+    const message = failures.map(errorMessage).join("; ");
+    throw allUserFacing ? new UserFacingError(message) : new AggregateError(failures, message);
+  }
 }

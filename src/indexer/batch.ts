@@ -1,5 +1,6 @@
 import type { Address, Hex } from "../core/hex.ts";
 import type { BlockHeader, ContractCreation, FungibleTransfer, NftTransfer } from "../core/types.ts";
+import type { SkippedLog } from "../store/skipped-logs.ts";
 
 /** Where a contract was first seen, when its deployment was not observed. */
 export interface FirstSeen {
@@ -12,6 +13,8 @@ export interface FirstSeen {
 export interface FetchedBatch {
   from: number;
   to: number;
+  /** The end asked for: a batch whose expansion is too large ends before it. */
+  requestedTo: number;
   /** Every header of the range, in order. */
   headers: BlockHeader[];
   nft: NftTransfer[];
@@ -19,12 +22,13 @@ export interface FetchedBatch {
   creations: ContractCreation[];
   /** How the creations were observed. */
   creationSource: "trace" | "receipt";
-  /** Contracts the batch involves (emitters of decoded transfers, created contracts). */
-  referenced: Address[];
-  /** For involved contracts not stored when the batch was fetched. */
+  /** Contracts inspected for this batch and not stored yet: the batch commits them. */
+  contracts: Address[];
+  /** Where those of them whose deployment is not stored were first seen. */
   firstSeen: Map<Address, FirstSeen>;
   logCount: number;
-  malformed: number;
+  /** Transfer-topic logs read but not indexed, with the reason. */
+  skipped: SkippedLog[];
 }
 
 export function timeOfBatch(batch: Pick<FetchedBatch, "from" | "headers">): (blockNumber: number) => number {

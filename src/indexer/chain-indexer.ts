@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
+import { RepeatedNodeError } from "../chain/errors.ts";
 import type { ChainClient } from "../chain/rpc-types.ts";
 import type { ChainConfig, IndexerTuning } from "../config/config.ts";
 import { errorMessage, TransientError, UserFacingError } from "../core/errors.ts";
@@ -6,13 +7,15 @@ import type { Hex } from "../core/hex.ts";
 import type { Logger } from "../core/logger.ts";
 import { redactUrl } from "../core/url.ts";
 import { ensureChain, oldestRecentBlock, storedBlockHash, storedBlockHashes } from "../store/chain-state.ts";
+import { storedContracts } from "../store/contracts.ts";
 import type { Sql } from "../store/database.ts";
-import { tryLockChain } from "../store/lock.ts";
+import { classifyDatabaseError } from "../store/errors.ts";
+import { type ChainLock, tryLockChain } from "../store/lock.ts";
 import type { FetchedBatch } from "./batch.ts";
 import { BatchSizer } from "./batch-sizer.ts";
 import { type PreparedBatch, prepareBatch, RECENT_BLOCKS_KEPT, writeBatch } from "./commit.ts";
 import { type CreationSource, type FetchContext, fetchBatch } from "./fetch-batch.ts";
-import { ContractRegistry, type InspectFn } from "./registry.ts";
+import { ContractRegistry, type InspectFn, RegistryResetError } from "./registry.ts";
 import { rollbackAfter } from "./rollback.ts";
 
 export interface Progress {
@@ -27,6 +30,10 @@ export interface Progress {
   blocks: number;
   transfers: number;
   logs: number;
+  /** Transfer-topic logs read but not indexed since start (each is recorded in skipped_logs). */
+  malformed: number;
+  unclassified: number;
+  spam: number;
 }
 
 export interface ChainIndexerOptions {
@@ -46,6 +53,32 @@ export interface ChainIndexerOptions {
 const MAX_OUTAGE_BACKOFF_MS = 60_000;
 
 /**
+ * Batches that end this close to the target inspect their deployments at once; further back (a
+ * backfill) a deployment is inspected only when it first emits a transfer.
+ */
+export const NEAR_HEAD_BLOCKS = 128;
+
+/**
+ * How many times in a row the same block may fail the same way (a node that keeps giving the same
+ * unusable answer, a statement the database keeps refusing) before the chain stops with that
+ * cause. Outages (connections, timeouts, rate limits, a lagging node) are retried for ever.
+ */
+export const MAX_REPEATED_FAILURES = 5;
+
+/** What a failure of one round calls for. */
+type FailureKind = "outage" | "repeated" | "fatal";
+
+function failureKind(error: unknown): FailureKind {
+  if (error instanceof RegistryResetError) return "outage";
+  const database = classifyDatabaseError(error);
+  if (database === "connection") return "outage";
+  if (database === "statement") return "repeated";
+  if (error instanceof RepeatedNodeError) return "repeated";
+  if (error instanceof TransientError) return "outage";
+  return "fatal";
+}
+
+/**
  * Indexes one chain: backfills from the checkpoint to the head minus the confirmation depth,
  * then follows the head. Batches are fetched ahead while the previous one is written.
  */
@@ -59,16 +92,16 @@ export async function runChainIndexer(options: ChainIndexerOptions, signal: Abor
       `${chain.name}: the node at ${redactUrl(client.url)} serves chain id ${nodeChainId}, not ${chain.chainId}`,
     );
   }
-  const unlock = await tryLockChain(sql, chain.chainId);
-  if (!unlock)
+  const lock = await tryLockChain(sql, chain.chainId);
+  if (!lock)
     throw new UserFacingError(`${chain.name}: another indexer is already indexing chain ${chain.chainId}`);
   try {
     // Traces are probed where indexing resumes: a full node traces recent blocks only.
     const probeBlock = Math.min(await ensureChain(sql, chain), await client.blockNumber());
-    const indexer = new ChainIndexer(options, await creationSource(client, chain, logger, probeBlock));
+    const indexer = new ChainIndexer(options, lock, await creationSource(client, chain, logger, probeBlock));
     await indexer.run(signal);
   } finally {
-    await unlock().catch(() => {});
+    await lock.release();
   }
 }
 
@@ -101,15 +134,22 @@ class ChainIndexer {
   private next = 0;
   private lastHash: Hex | undefined;
   private head = 0;
-  private readonly totals = { blocks: 0, transfers: 0, logs: 0 };
+  private readonly totals = { blocks: 0, transfers: 0, logs: 0, malformed: 0, unclassified: 0, spam: 0 };
   private outages = 0;
+  private phantomReorgs = 0;
+  /** The last failure of a round, to tell a block that keeps failing the same way. */
+  private lastFailure: { block: number; message: string; count: number } | undefined;
 
   constructor(
     private readonly options: ChainIndexerOptions,
+    private readonly lock: ChainLock,
     creations: CreationSource,
   ) {
     const { sql, client, chain, tuning } = options;
-    this.registry = new ContractRegistry(sql, chain.chainId, options.inspect);
+    this.registry = new ContractRegistry(
+      (addresses) => storedContracts(sql, chain.chainId, addresses),
+      options.inspect,
+    );
     this.fetchContext = { client, registry: this.registry, creations };
     this.sizer = new BatchSizer(options.targetEventsPerBatch ?? 10_000, tuning.maxBlocksPerBatch);
   }
@@ -122,6 +162,11 @@ class ChainIndexer {
     while (!signal.aborted) {
       if (this.options.untilBlock !== undefined && this.next > this.options.untilBlock) return;
       try {
+        if (!(await this.lock.ensureHeld())) {
+          throw new UserFacingError(
+            `${chain.name}: lost the chain lock with a dropped database connection, and another indexer has taken it`,
+          );
+        }
         this.head = await client.blockNumber();
         let target = this.head - chain.confirmations;
         if (this.options.untilBlock !== undefined) target = Math.min(target, this.options.untilBlock);
@@ -132,11 +177,29 @@ class ChainIndexer {
         }
         await this.indexRange(target, signal);
         this.outages = 0;
+        this.lastFailure = undefined;
       } catch (error) {
-        if (!(error instanceof TransientError)) throw error;
+        if (signal.aborted) return;
+        const kind = failureKind(error);
+        const message = errorMessage(error);
+        if (kind === "fatal") {
+          if (error instanceof UserFacingError) throw error;
+          throw new UserFacingError(`${chain.name}: stopped at block ${this.next}: ${message}`, {
+            cause: error,
+          });
+        }
+        const same = this.lastFailure?.block === this.next && this.lastFailure.message === message;
+        const count = same ? (this.lastFailure?.count ?? 0) + 1 : 1;
+        this.lastFailure = { block: this.next, message, count };
+        if (kind === "repeated" && count >= MAX_REPEATED_FAILURES) {
+          throw new UserFacingError(
+            `${chain.name}: stopped at block ${this.next}, which failed ${count} times in a row the same way: ${message}`,
+            { cause: error },
+          );
+        }
         this.outages++;
         const delay = Math.min(MAX_OUTAGE_BACKOFF_MS, 1000 * 2 ** Math.min(this.outages, 6));
-        logger.error({ chain: chain.name, retryInMs: delay }, errorMessage(error));
+        logger.error({ chain: chain.name, block: this.next, kind, retryInMs: delay }, message);
         await sleep(delay, undefined, { signal }).catch(() => {});
       }
     }
@@ -153,7 +216,9 @@ class ChainIndexer {
     const fill = () => {
       while (queue.length < tuning.prefetch && cursor <= target) {
         const to = Math.min(target, cursor + this.sizer.next() - 1);
-        const pending = fetchBatch(this.fetchContext, cursor, to);
+        const pending = fetchBatch(this.fetchContext, cursor, to, {
+          inspectDeployments: target - to < NEAR_HEAD_BLOCKS,
+        });
         // Batches dropped after a reorg or an error are never awaited.
         pending.catch(() => {});
         queue.push(pending);
@@ -172,8 +237,13 @@ class ChainIndexer {
         if (tipHash !== undefined && first && first.parentHash !== tipHash) {
           await writing;
           writing = undefined;
-          await this.handleReorg();
+          await this.handleReorg(signal);
           return;
+        }
+        if (batch.to < batch.requestedTo) {
+          // Cut short to bound its expansion: the batches read ahead start past its end.
+          queue.length = 0;
+          cursor = batch.to + 1;
         }
         fill();
         const prepared = await prepareBatch(sql, chain.chainId, batch, previous?.unitsAfter);
@@ -194,18 +264,40 @@ class ChainIndexer {
   private async write(prepared: PreparedBatch, target: number): Promise<void> {
     const { sql, chain } = this.options;
     const { batch } = prepared;
-    await writeBatch(sql, chain.chainId, prepared, this.registry);
+    await writeBatch(sql, chain.chainId, prepared, this.registry, this.lock);
     this.lastHash = batch.headers.at(-1)?.hash;
     this.next = batch.to + 1;
-    this.sizer.observe(batch.to - batch.from + 1, batch.logCount);
+    // ERC-2309 ranges and ERC-1155 batches make more rows than logs: the rows are what costs.
+    this.sizer.observe(batch.to - batch.from + 1, Math.max(batch.logCount, batch.nft.length));
     this.totals.blocks += batch.to - batch.from + 1;
     this.totals.transfers += batch.nft.length;
     this.totals.logs += batch.logCount;
+    if (batch.skipped.length > 0) this.reportSkipped(batch);
     this.report(this.next > target ? "follow" : "backfill", target);
   }
 
+  /** Counts and logs the logs a batch read but did not index (each is also stored in skipped_logs). */
+  private reportSkipped(batch: FetchedBatch): void {
+    const counts = { malformed: 0, unclassified: 0, spam: 0 };
+    for (const log of batch.skipped) counts[log.reason]++;
+    this.totals.malformed += counts.malformed;
+    this.totals.unclassified += counts.unclassified;
+    this.totals.spam += counts.spam;
+    const examples = batch.skipped.slice(0, 5).map((log) => ({
+      block: log.blockNumber,
+      logIndex: log.logIndex,
+      contract: log.contract,
+      reason: log.reason,
+      ...(log.tokens !== undefined ? { tokens: log.tokens.toString() } : {}),
+    }));
+    this.options.logger.warn(
+      { chain: this.options.chain.name, from: batch.from, to: batch.to, ...counts, examples },
+      `${batch.skipped.length} transfer logs not indexed in blocks ${batch.from}..${batch.to} (recorded in skipped_logs)`,
+    );
+  }
+
   /** Finds the newest stored block the node still agrees with and rolls back everything after it. */
-  private async handleReorg(): Promise<void> {
+  private async handleReorg(signal: AbortSignal): Promise<void> {
     const { sql, client, chain, logger } = this.options;
     const oldest = (await oldestRecentBlock(sql, chain.chainId)) ?? this.next - 1;
     const floor = Math.max(oldest, this.next - RECENT_BLOCKS_KEPT);
@@ -222,16 +314,27 @@ class ChainIndexer {
       );
     }
     const orphaned = this.next - 1 - ancestor;
+    if (orphaned === 0) {
+      // The node's next block does not build on our tip, yet its copy of the tip is ours: it answered
+      // from two replicas that disagree. Nothing to undo; wait for it to settle rather than ask again at once.
+      this.phantomReorgs++;
+      const delay = Math.min(MAX_OUTAGE_BACKOFF_MS, 500 * 2 ** Math.min(this.phantomReorgs, 7));
+      logger.warn(
+        { chain: chain.name, block: this.next, retryInMs: delay },
+        `the node's block ${this.next} does not build on block ${ancestor}, which it still reports unchanged: inconsistent answers, retrying`,
+      );
+      await sleep(delay, undefined, { signal }).catch(() => {});
+      return;
+    }
+    this.phantomReorgs = 0;
     const undone = await rollbackAfter(sql, chain.chainId, ancestor);
     this.registry.reset();
     this.next = ancestor + 1;
     this.lastHash = await storedBlockHash(sql, chain.chainId, ancestor);
-    if (orphaned > 0) {
-      logger.warn(
-        { chain: chain.name, ancestor, orphanedBlocks: orphaned, transfersUndone: undone },
-        `chain reorganisation: rolled back blocks ${ancestor + 1}..${ancestor + orphaned}`,
-      );
-    }
+    logger.warn(
+      { chain: chain.name, ancestor, orphanedBlocks: orphaned, transfersUndone: undone },
+      `chain reorganisation: rolled back blocks ${ancestor + 1}..${ancestor + orphaned}`,
+    );
   }
 
   private report(phase: Progress["phase"], target: number): void {

@@ -1,7 +1,13 @@
 import type { Address } from "../core/hex.ts";
 import { rememberBlocksStatements, setNextBlockStatement } from "../store/chain-state.ts";
-import { type ContractRecord, upsertContractsStatements } from "../store/contracts.ts";
+import {
+  type FirstSeenAt,
+  reclassifyContractsStatements,
+  upsertContractsStatements,
+} from "../store/contracts.ts";
+import { insertCreationsStatements } from "../store/creations.ts";
 import type { Sql } from "../store/database.ts";
+import type { ChainLock } from "../store/lock.ts";
 import {
   type EncodedOwnership,
   encodeOwnership,
@@ -9,6 +15,7 @@ import {
   ownershipStatements,
 } from "../store/ownership.ts";
 import { pipelinedTransaction } from "../store/pipeline.ts";
+import { insertSkippedLogsStatements } from "../store/skipped-logs.ts";
 import {
   type EncodedNftTransfers,
   type EncodedTransfers,
@@ -78,38 +85,34 @@ export async function writeBatch(
   chainId: number,
   prepared: PreparedBatch,
   registry: ContractRegistry,
+  lock?: ChainLock,
 ): Promise<void> {
   const { batch } = prepared;
-  const records = registry.pendingRecords(batch.referenced, mintOf(batch));
+  const timeOf = timeOfBatch(batch);
+  const taken = registry.takeRecords(batch.contracts, firstSeenAt(batch));
+  const { records, reclassified } = taken;
   await pipelinedTransaction(sql, (tx) => [
     // Losing the last commits in a server crash only moves the checkpoint back with them (the
     // batch and its checkpoint are one transaction), so there is no need to wait for the flush.
     tx`SET LOCAL synchronous_commit = off`,
+    ...(lock ? [lock.requireStatement(tx)] : []),
     ...nftTransferStatements(tx, chainId, prepared.nft),
     ...fungibleTransferStatements(tx, chainId, prepared.fungible),
+    // Creations first: the contracts written next take their mint event from them.
+    ...insertCreationsStatements(tx, chainId, batch.creations, batch.creationSource, timeOf),
     ...upsertContractsStatements(tx, chainId, records),
+    ...reclassifyContractsStatements(tx, chainId, reclassified),
+    ...insertSkippedLogsStatements(tx, chainId, batch.skipped),
     ...ownershipStatements(tx, chainId, prepared.ownership),
     ...rememberBlocksStatements(tx, chainId, batch.headers, RECENT_BLOCKS_KEPT),
     setNextBlockStatement(tx, chainId, batch.to + 1),
   ]);
-  registry.markStored(records);
+  registry.markStored(taken);
 }
 
-function mintOf(batch: FetchedBatch): (address: Address) => ContractRecord["mint"] | undefined {
+function firstSeenAt(batch: FetchedBatch): (address: Address) => FirstSeenAt | undefined {
   const timeOf = timeOfBatch(batch);
-  const created = new Map(batch.creations.map((c) => [c.address, c]));
   return (address) => {
-    const creation = created.get(address);
-    if (creation) {
-      return {
-        txHash: creation.txHash,
-        blockNumber: creation.blockNumber,
-        time: timeOf(creation.blockNumber),
-        minter: creation.txFrom,
-        creator: creation.creator,
-        source: batch.creationSource,
-      };
-    }
     const seen = batch.firstSeen.get(address);
     if (!seen) return undefined;
     return {
@@ -117,8 +120,6 @@ function mintOf(batch: FetchedBatch): (address: Address) => ContractRecord["mint
       blockNumber: seen.blockNumber,
       time: timeOf(seen.blockNumber),
       minter: seen.minter,
-      creator: undefined,
-      source: "first_event",
     };
   };
 }

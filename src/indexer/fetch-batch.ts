@@ -1,9 +1,10 @@
 import type { ChainClient } from "../chain/rpc-types.ts";
 import { TransientError } from "../core/errors.ts";
 import type { Address } from "../core/hex.ts";
-import type { BlockHeader, ChainLog, ContractCreation } from "../core/types.ts";
+import type { BlockHeader, ChainLog, ContractCreation, NftTransfer } from "../core/types.ts";
+import type { SkippedLog } from "../store/skipped-logs.ts";
 import type { FetchedBatch, FirstSeen } from "./batch.ts";
-import { decodeLogs, unclassifiedTransferEmitters } from "./decode/decode-logs.ts";
+import { type DecodedLogs, decodeLogs } from "./decode/decode-logs.ts";
 import { emittedShapes } from "./decode/shapes.ts";
 import { TRANSFER_TOPICS } from "./decode/topics.ts";
 import type { ContractRegistry } from "./registry.ts";
@@ -17,38 +18,95 @@ export interface FetchContext {
   creations: CreationSource;
 }
 
+/**
+ * Most NFT transfers one batch may carry when it spans several blocks. Logs are bounded by gas,
+ * but one ERC-2309 event expands into up to a budget of rows; past this, the batch is cut.
+ */
+export const MAX_BATCH_TRANSFERS = 500_000;
+
+/** How the registry sees a batch's contracts: who to inspect eagerly, near the head. */
+export interface FetchOptions {
+  /**
+   * Inspect the batch's deployments even when they emit nothing. Near the head a handful per
+   * block, so a new collection is listed at once; in a backfill, millions that mostly never
+   * emit a transfer, so they wait until they first do.
+   */
+  inspectDeployments: boolean;
+}
+
 /** Reads, validates and decodes blocks [from, to]. Pure reading: nothing is written. */
-export async function fetchBatch(ctx: FetchContext, from: number, to: number): Promise<FetchedBatch> {
+export async function fetchBatch(
+  ctx: FetchContext,
+  from: number,
+  to: number,
+  options: FetchOptions = { inspectDeployments: false },
+): Promise<FetchedBatch> {
   const { client, registry } = ctx;
   const numbers = Array.from({ length: to - from + 1 }, (_, i) => from + i);
-  const [logs, headers, creations] = await Promise.all([
+  let [logs, headers, creations] = await Promise.all([
     client.getLogs(from, to, TRANSFER_TOPICS),
     client.getHeaders(numbers),
     readCreations(ctx, from, to),
   ]);
   checkConsistency(from, headers, logs);
 
-  const emitters = unclassifiedTransferEmitters(logs, registry.typesOf);
-  await registry.ensure([...emitters, ...creations.map((c) => c.address)], emittedShapes(logs));
-  const decoded = decodeLogs(logs, registry.typesOf);
+  const classified = await registry.ensure(
+    emittedShapes(logs),
+    options.inspectDeployments ? creations.map((c) => c.address) : [],
+  );
+  let decoded = decodeLogs(logs, classified.typesOf);
+  let end = to;
+  if (decoded.nft.length > MAX_BATCH_TRANSFERS && to > from) {
+    // Expanded far beyond its logs (ERC-2309 ranges): keep the blocks before the one that crosses
+    // the bound, or that block alone, whose expansion the decoder's budgets already bound.
+    const crossing = (decoded.nft[MAX_BATCH_TRANSFERS] as NftTransfer).blockNumber;
+    end = Math.max(from, crossing - 1);
+    logs = logs.filter((log) => log.blockNumber <= end);
+    headers = headers.slice(0, end - from + 1);
+    creations = creations.filter((c) => c.blockNumber <= end);
+    decoded = decodeLogs(logs, classified.typesOf);
+  }
 
-  const referenced = new Set<Address>(creations.map((c) => c.address));
-  for (const t of decoded.nft) referenced.add(t.contract);
-  const firstSeen = await firstSeenOf(client, registry, referenced, creations, logs);
+  // The contracts this batch commits: those it involves whose inspection is not stored yet.
+  const involved = new Set<Address>(creations.map((c) => c.address));
+  for (const log of logs) involved.add(log.address);
+  const contracts = classified.pending.filter((a) => involved.has(a));
+  const createdHere = new Set<Address>(creations.map((c) => c.address));
+  const needFirstSeen = contracts.filter((a) => !createdHere.has(a) && !classified.created.has(a));
+  const firstSeen = await firstSeenOf(client, new Set(needFirstSeen), logs);
 
   return {
     from,
-    to,
+    to: end,
+    requestedTo: to,
     headers,
     nft: decoded.nft,
     fungible: decoded.fungible,
     creations,
     creationSource: ctx.creations === "receipts" ? "receipt" : "trace",
-    referenced: [...referenced],
+    contracts,
     firstSeen,
     logCount: logs.length,
-    malformed: decoded.malformed.length,
+    skipped: skippedLogs(decoded),
   };
+}
+
+/** Every log the batch read but does not index, with the reason, in chain order. */
+function skippedLogs(decoded: DecodedLogs): SkippedLog[] {
+  const skipped: SkippedLog[] = [];
+  const add = (log: ChainLog, reason: SkippedLog["reason"], tokens?: bigint) =>
+    skipped.push({
+      blockNumber: log.blockNumber,
+      logIndex: log.logIndex,
+      contract: log.address,
+      txHash: log.transactionHash,
+      reason,
+      tokens,
+    });
+  for (const log of decoded.malformed) add(log, "malformed");
+  for (const log of decoded.unclassified) add(log, "unclassified");
+  for (const { log, tokens } of decoded.spam) add(log, "spam", tokens);
+  return skipped.sort((a, b) => a.blockNumber - b.blockNumber || a.logIndex - b.logIndex);
 }
 
 function readCreations(ctx: FetchContext, from: number, to: number): Promise<ContractCreation[]> {
@@ -88,19 +146,16 @@ function checkConsistency(from: number, headers: readonly BlockHeader[], logs: r
   }
 }
 
-/** Where each involved contract not yet stored first appears in the batch, with the transaction's sender. */
+/** Where each of `contracts` first appears in the batch's logs, with the transaction's sender. */
 async function firstSeenOf(
   client: ChainClient,
-  registry: ContractRegistry,
-  referenced: ReadonlySet<Address>,
-  creations: readonly ContractCreation[],
+  contracts: ReadonlySet<Address>,
   logs: readonly ChainLog[],
 ): Promise<Map<Address, FirstSeen>> {
-  const created = new Set(creations.map((c) => c.address));
+  if (contracts.size === 0) return new Map();
   const earliest = new Map<Address, ChainLog>();
   for (const log of logs) {
-    if (!referenced.has(log.address) || created.has(log.address) || registry.isStored(log.address)) continue;
-    if (!earliest.has(log.address)) earliest.set(log.address, log);
+    if (contracts.has(log.address) && !earliest.has(log.address)) earliest.set(log.address, log);
   }
   const entries = await Promise.all(
     [...earliest].map(async ([address, log]): Promise<[Address, FirstSeen]> => {

@@ -1,7 +1,9 @@
 import { forgetBlocksAfter, setNextBlock } from "../store/chain-state.ts";
 import { deleteContractsDiscoveredAfter } from "../store/contracts.ts";
+import { deleteCreationsAfter } from "../store/creations.ts";
 import type { Sql } from "../store/database.ts";
 import { applyOwnership, holderUnits, pruneAfterRollback } from "../store/ownership.ts";
+import { deleteSkippedLogsAfter } from "../store/skipped-logs.ts";
 import { deleteTransfersAfter, nftTransfersAfter } from "../store/transfers.ts";
 import { computeEffects, touchedHolders, unitsBeforeTransfers } from "./effects.ts";
 
@@ -30,6 +32,8 @@ export async function rollbackAfter(sql: Sql, chainId: number, ancestor: number)
     await deleteTransfersAfter(tx, chainId, ancestor);
     await pruneAfterRollback(tx, chainId, effects);
     await deleteContractsDiscoveredAfter(tx, chainId, ancestor);
+    await deleteCreationsAfter(tx, chainId, ancestor);
+    await deleteSkippedLogsAfter(tx, chainId, ancestor);
     await forgetBlocksAfter(tx, chainId, ancestor);
     await setNextBlock(tx, chainId, ancestor + 1);
     return transfers.length;

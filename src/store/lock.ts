@@ -1,22 +1,70 @@
-import type { Sql } from "./database.ts";
+import type postgres from "postgres";
+import type { Queryable, Sql } from "./database.ts";
+import type { Statement } from "./pipeline.ts";
 
 /** Advisory-lock namespace of the per-chain indexer lock (an arbitrary constant of this project). */
 const INDEXER_LOCK_SPACE = 0x6d6c6e73;
 
 /**
- * Takes the chain's indexer lock on a dedicated connection. Only one indexer may write a
- * chain; the lock dies with the connection, so a killed indexer never leaves it behind.
+ * The chain's indexer lock: only one indexer may write a chain. It is a session-level advisory
+ * lock on a dedicated connection, so a killed indexer never leaves it behind; for the same reason
+ * a dropped connection (a failover, a restarted server) loses it, and it must be taken again
+ * before writing — unless another indexer took it meanwhile.
  */
-export async function tryLockChain(sql: Sql, chainId: number): Promise<(() => Promise<void>) | undefined> {
-  const connection = await sql.reserve();
-  const [row] = await connection<{ locked: boolean }[]>`
-    SELECT pg_try_advisory_lock(${INDEXER_LOCK_SPACE}, ${chainId % 2 ** 31}) AS locked`;
-  if (!row?.locked) {
-    connection.release();
-    return undefined;
-  }
-  return async () => {
-    await connection`SELECT pg_advisory_unlock(${INDEXER_LOCK_SPACE}, ${chainId % 2 ** 31})`;
-    connection.release();
+export interface ChainLock {
+  /** Takes the lock again if its connection was lost. False when another indexer holds it now. */
+  ensureHeld(): Promise<boolean>;
+  /**
+   * A statement for each write transaction that fails it unless the lock is still held by this
+   * indexer's connection: a lock lost between two checks can never let two writers interleave.
+   */
+  requireStatement(tx: Queryable): Statement;
+  release(): Promise<void>;
+}
+
+export async function tryLockChain(sql: Sql, chainId: number): Promise<ChainLock | undefined> {
+  const key = chainId % 2 ** 31;
+  let connection: postgres.ReservedSql | undefined;
+  let holder = -1;
+
+  const take = async (): Promise<boolean> => {
+    const reserved = await sql.reserve();
+    try {
+      const [row] = await reserved<{ locked: boolean; pid: number }[]>`
+        SELECT pg_try_advisory_lock(${INDEXER_LOCK_SPACE}, ${key}) AS locked, pg_backend_pid() AS pid`;
+      if (!row?.locked) {
+        reserved.release();
+        return false;
+      }
+      connection = reserved;
+      holder = row.pid;
+      return true;
+    } catch (error) {
+      reserved.release();
+      throw error;
+    }
+  };
+
+  if (!(await take())) return undefined;
+  return {
+    async ensureHeld() {
+      try {
+        await (connection as postgres.ReservedSql)`SELECT 1`;
+        return true;
+      } catch {
+        connection?.release();
+        connection = undefined;
+        return take();
+      }
+    },
+    requireStatement(tx) {
+      return tx`SELECT mintlens_require_chain_lock(${INDEXER_LOCK_SPACE}, ${key}, ${holder})`;
+    },
+    async release() {
+      if (!connection) return;
+      await connection`SELECT pg_advisory_unlock(${INDEXER_LOCK_SPACE}, ${key})`.catch(() => {});
+      connection.release();
+      connection = undefined;
+    },
   };
 }

@@ -4,6 +4,8 @@ import type { Sql } from "../../src/store/database.ts";
 const TABLES: Record<string, string> = {
   chains: "chain_id",
   contracts: "chain_id, address",
+  contract_creations: "chain_id, address",
+  skipped_logs: "chain_id, block_number, log_index",
   nft_transfers: "chain_id, contract, block_number, log_index, seq",
   fungible_transfers: "chain_id, contract, block_number, log_index",
   token_balances: "chain_id, contract, token_id, holder",

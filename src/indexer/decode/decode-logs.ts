@@ -1,11 +1,14 @@
-import type { Address } from "../../core/hex.ts";
 import type { ChainLog, FungibleTransfer, NftTransfer } from "../../core/types.ts";
 import { decodeTransferBatch, decodeTransferSingle } from "./erc1155.ts";
-import { decodeConsecutiveTransfer } from "./erc2309.ts";
+import {
+  CONSECUTIVE_BUDGET_PER_BLOCK,
+  CONSECUTIVE_BUDGET_PER_CONTRACT_BLOCK,
+  consecutiveRange,
+  expandConsecutive,
+} from "./erc2309.ts";
 import { PunkDecoder } from "./punks.ts";
-import { readValueTransfer, type TypesOf } from "./readings.ts";
-import type { DecodeSink } from "./records.ts";
-import { eventShape } from "./shapes.ts";
+import type { TypesOf } from "./readings.ts";
+import type { DecodeSink, SpamLog } from "./records.ts";
 import {
   CONSECUTIVE_TRANSFER_TOPIC,
   PUNK_ASSIGN_TOPIC,
@@ -18,7 +21,7 @@ import {
 } from "./topics.ts";
 import { decodeTransfer } from "./transfer.ts";
 
-const TRANSFER_EVENT_TOPICS: ReadonlySet<string> = new Set(TRANSFER_TOPICS);
+const _TRANSFER_EVENT_TOPICS: ReadonlySet<string> = new Set(TRANSFER_TOPICS);
 
 export interface DecodedLogs {
   /** NFT movements, in log order; multi-token events expand in place, in `seq` order. */
@@ -32,6 +35,8 @@ export interface DecodedLogs {
    * before it emitted this kind of log). Classify their emitters, then decode these again.
    */
   unclassified: ChainLog[];
+  /** ERC-2309 events past the expansion budget of their (contract, block) or block: not expanded. */
+  spam: SpamLog[];
 }
 
 /**
@@ -45,11 +50,12 @@ export interface DecodedLogs {
  * TYPE_CRYPTOPUNKS, are ignored.
  */
 export function decodeLogs(logs: readonly ChainLog[], typesOf: TypesOf): DecodedLogs {
-  const sink: DecodeSink = { nft: [], fungible: [], malformed: [], unclassified: [] };
+  const sink: DecodeSink = { nft: [], fungible: [], malformed: [], unclassified: [], spam: [] };
   const punks = new PunkDecoder();
+  const budget = new ExpansionBudget();
   for (const log of logs) {
     try {
-      decodeLog(log, typesOf, punks, sink);
+      decodeLog(log, typesOf, punks, budget, sink);
     } catch {
       // Only a non-hex character in a node's answer gets here (BigInt rejects it).
       sink.malformed.push(log);
@@ -61,10 +67,47 @@ export function decodeLogs(logs: readonly ChainLog[], typesOf: TypesOf): Decoded
   const nftTransactions = new Set<string>();
   for (const transfer of sink.nft) nftTransactions.add(transfer.txHash);
   const fungible = sink.fungible.filter((transfer) => nftTransactions.has(transfer.txHash));
-  return { nft: sink.nft, fungible, malformed: sink.malformed, unclassified: sink.unclassified };
+  return {
+    nft: sink.nft,
+    fungible,
+    malformed: sink.malformed,
+    unclassified: sink.unclassified,
+    spam: sink.spam,
+  };
 }
 
-function decodeLog(log: ChainLog, typesOf: TypesOf, punks: PunkDecoder, sink: DecodeSink): void {
+/**
+ * What ERC-2309 events have expanded into so far, per (contract, block) and per block. Logs come in
+ * block order, so the per-block tallies restart at each new block.
+ */
+class ExpansionBudget {
+  private block = -1;
+  private blockTotal = 0n;
+  private readonly perContract = new Map<string, bigint>();
+
+  /** Takes `count` tokens from the budget of the log's contract and block, if both have room. */
+  take(log: ChainLog, count: bigint): boolean {
+    if (log.blockNumber !== this.block) {
+      this.block = log.blockNumber;
+      this.blockTotal = 0n;
+      this.perContract.clear();
+    }
+    const used = this.perContract.get(log.address) ?? 0n;
+    if (used + count > CONSECUTIVE_BUDGET_PER_CONTRACT_BLOCK) return false;
+    if (this.blockTotal + count > CONSECUTIVE_BUDGET_PER_BLOCK) return false;
+    this.perContract.set(log.address, used + count);
+    this.blockTotal += count;
+    return true;
+  }
+}
+
+function decodeLog(
+  log: ChainLog,
+  typesOf: TypesOf,
+  punks: PunkDecoder,
+  budget: ExpansionBudget,
+  sink: DecodeSink,
+): void {
   switch (log.topics[0]) {
     case TRANSFER_TOPIC:
       decodeTransfer(log, typesOf(log.address), punks, sink);
@@ -78,9 +121,13 @@ function decodeLog(log: ChainLog, typesOf: TypesOf, punks: PunkDecoder, sink: De
     case TRANSFER_BATCH_TOPIC:
       pushAll(sink, log, decodeTransferBatch(log));
       return;
-    case CONSECUTIVE_TRANSFER_TOPIC:
-      pushAll(sink, log, decodeConsecutiveTransfer(log));
+    case CONSECUTIVE_TRANSFER_TOPIC: {
+      const range = consecutiveRange(log);
+      if (range === undefined) sink.malformed.push(log);
+      else if (!budget.take(log, range.count)) sink.spam.push({ log, tokens: range.count });
+      else for (const transfer of expandConsecutive(log, range)) sink.nft.push(transfer);
       return;
+    }
     case PUNK_ASSIGN_TOPIC:
     case PUNK_TRANSFER_TOPIC:
     case PUNK_BOUGHT_TOPIC: {
@@ -111,29 +158,4 @@ function pushAll(sink: DecodeSink, log: ChainLog, transfers: NftTransfer[] | und
 
 function byPosition(a: ChainLog, b: ChainLog): number {
   return a.blockNumber - b.blockNumber || a.logIndex - b.logIndex;
-}
-
-/**
- * Contracts to classify before `logs` can be decoded, distinct and in order of first log:
- * - every emitter of a transfer event that typesOf does not know yet, so that each contract is
- *   classified and stored on first sight (its ERC-20-shaped Transfers cannot be read before);
- * - known contracts that emit an ERC-20-shaped Transfer their types give no reading of (they were
- *   classified before emitting one). Classifying them with their emitted shapes settles it.
- */
-export function unclassifiedTransferEmitters(logs: readonly ChainLog[], typesOf: TypesOf): Address[] {
-  const found = new Set<Address>();
-  for (const log of logs) {
-    const topic0 = log.topics[0];
-    if (topic0 === undefined || !TRANSFER_EVENT_TOPICS.has(topic0)) continue;
-    const address = log.address;
-    if (found.has(address)) continue;
-    const types = typesOf(address);
-    if (
-      types === undefined ||
-      (eventShape(log) === "erc20-transfer" && readValueTransfer(types) === "unknown")
-    ) {
-      found.add(address);
-    }
-  }
-  return [...found];
 }

@@ -8,6 +8,13 @@ export interface DecodeSink {
   fungible: FungibleTransfer[];
   malformed: ChainLog[];
   unclassified: ChainLog[];
+  spam: SpamLog[];
+}
+
+/** A log whose expansion was refused, with the number of tokens it claimed. */
+export interface SpamLog {
+  log: ChainLog;
+  tokens: bigint;
 }
 
 export function nftTransfer(

@@ -1,0 +1,32 @@
+import type { ContractCreation } from "../core/types.ts";
+import { bare, type Queryable } from "./database.ts";
+import type { Statement } from "./pipeline.ts";
+
+/**
+ * Stores contract creations as they are read, without inspecting the contracts: cheap enough for
+ * the millions a traced backfill meets. The first deployment of an address is kept (an address is
+ * deployed again only after a self-destruct, and its mint event is the first).
+ */
+export function insertCreationsStatements(
+  sql: Queryable,
+  chainId: number,
+  creations: readonly ContractCreation[],
+  source: "trace" | "receipt",
+  timeOf: (blockNumber: number) => number,
+): Statement[] {
+  if (creations.length === 0) return [];
+  return [
+    sql`
+      INSERT INTO contract_creations (chain_id, address, block_number, block_time, tx_hash, creator, minter, source)
+      SELECT ${chainId}, decode(a, 'hex'), b, to_timestamp(t), decode(tx, 'hex'), decode(c, 'hex'), decode(m, 'hex'), ${source}
+      FROM unnest(${creations.map((c) => bare(c.address))}::text[], ${creations.map((c) => c.blockNumber)}::bigint[],
+                  ${creations.map((c) => timeOf(c.blockNumber))}::bigint[], ${creations.map((c) => bare(c.txHash))}::text[],
+                  ${creations.map((c) => bare(c.creator))}::text[], ${creations.map((c) => bare(c.txFrom))}::text[])
+        AS u(a, b, t, tx, c, m)
+      ON CONFLICT (chain_id, address) DO NOTHING`,
+  ];
+}
+
+export async function deleteCreationsAfter(sql: Queryable, chainId: number, block: number): Promise<void> {
+  await sql`DELETE FROM contract_creations WHERE chain_id = ${chainId} AND block_number > ${block}`;
+}
