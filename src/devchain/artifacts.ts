@@ -7,6 +7,7 @@ import type { Hex } from "../core/hex.ts";
 export const CONTRACT_NAMES = [
   "CollectionFactory",
   "CryptoPunksMarket",
+  "EventForge",
   "LegacyERC721",
   "TestERC1155",
   "TestERC20",
