@@ -20,6 +20,7 @@ import { type Anvil, startAnvil } from "../src/devchain/anvil.ts";
 import { CONTRACT_NAMES, type ContractName, loadArtifact } from "../src/devchain/artifacts.ts";
 import {
   connectDevChain,
+  createdAddresses,
   type DevChain,
   deployArtifact,
   devAddress,
@@ -108,6 +109,7 @@ describe("contracts on anvil", () => {
   test("every contract deploys and its runtime code is the artifact's", async () => {
     const args: Record<ContractName, unknown[]> = {
       CollectionFactory: [],
+      CreationFlood: [],
       CryptoPunksMarket: [10000n],
       EventForge: [],
       LegacyERC721: ["Kitties", "CK"],
@@ -591,6 +593,62 @@ describe("contracts on anvil", () => {
       } finally {
         await client.close();
       }
+    });
+  });
+
+  describe("CreationFlood", () => {
+    /** Under anvil's default 30M block gas limit: each child costs 37,526 gas. */
+    const FIT_PER_TX = 798n;
+
+    test("spawn fills a 30M-gas transaction with 798 children, each with GST2's 27-byte runtime, and logs nothing", async () => {
+      const factory = (await deployArtifact(chain, "CreationFlood")).address;
+      const abi = loadArtifact("CreationFlood").abi;
+      const firstNonce = await chain.publicClient.getTransactionCount({ address: factory });
+      assert.equal(firstNonce, 1);
+      const gas = 30_000_000n;
+      const receipt = await sendContractTx(chain, {
+        address: factory,
+        abi,
+        functionName: "spawn",
+        args: [FIT_PER_TX],
+        from: alice,
+        gas,
+      });
+      assert.deepEqual(receipt.logs, []);
+      assert.equal(receipt.contractAddress, null);
+      assert.equal(
+        await chain.publicClient.getTransactionCount({ address: factory }),
+        1 + Number(FIT_PER_TX),
+      );
+
+      const runtime = `0x73${factory.slice(2)}3318585733ff`;
+      const children = createdAddresses(factory, firstNonce, Number(FIT_PER_TX) + 1);
+      const codes: (Hex | undefined)[] = [];
+      for (let i = 0; i < children.length; i += 100) {
+        const chunk = children.slice(i, i + 100);
+        codes.push(...(await Promise.all(chunk.map((address) => chain.publicClient.getCode({ address })))));
+      }
+      assert.equal(codes.filter((code) => code === runtime).length, Number(FIT_PER_TX));
+      assert.equal(codes.at(-1), undefined, "nothing past the last child");
+      // Every call but the factory's fails, as an indexer's eth_call of name() would.
+      await assert.rejects(chain.publicClient.call({ to: children[0], data: "0x06fdde03" }));
+
+      // One child more runs out of gas, and the whole transaction with it.
+      await assert.rejects(
+        sendContractTx(chain, {
+          address: factory,
+          abi,
+          functionName: "spawn",
+          args: [FIT_PER_TX + 1n],
+          from: alice,
+          gas,
+        }),
+        /reverted/,
+      );
+      assert.equal(
+        await chain.publicClient.getTransactionCount({ address: factory }),
+        1 + Number(FIT_PER_TX),
+      );
     });
   });
 });

@@ -6,6 +6,7 @@ import type { Hex } from "../core/hex.ts";
 /** The contracts compiled from contracts/src by `npm run build:contracts`. */
 export const CONTRACT_NAMES = [
   "CollectionFactory",
+  "CreationFlood",
   "CryptoPunksMarket",
   "EventForge",
   "LegacyERC721",
