@@ -5,6 +5,7 @@ import { after, before, describe, test } from "node:test";
 import {
   decodeEventLog,
   encodeAbiParameters,
+  encodeFunctionData,
   getContractAddress,
   keccak256,
   type Log,
@@ -13,20 +14,29 @@ import {
   type TransactionReceipt,
 } from "viem";
 import { ARTIFACTS_DIR, compileContracts, serializeArtifact } from "../scripts/build-contracts.ts";
+import { createChainClient } from "../src/chain/client.ts";
 import { type Address, type Hex, ZERO_ADDRESS } from "../src/core/hex.ts";
 import { type Anvil, startAnvil } from "../src/devchain/anvil.ts";
 import { CONTRACT_NAMES, type ContractName, loadArtifact } from "../src/devchain/artifacts.ts";
 import {
   connectDevChain,
+  createdAddresses,
   type DevChain,
   deployArtifact,
   devAddress,
   fundAndUnlock,
   sendContractTx,
 } from "../src/devchain/deploy.ts";
+import { inspectContract } from "../src/indexer/classify/inspect.ts";
 
 const topic = (signature: string): Hex => keccak256(stringToHex(signature));
 const TRANSFER = topic("Transfer(address,address,uint256)");
+const MAX_UINT256 = 2n ** 256n - 1n;
+/** A value as one 32-byte word, without 0x: how topics and ABI data hold it. */
+const word = (value: bigint | Address): string =>
+  (typeof value === "bigint" ? value.toString(16) : value.slice(2)).padStart(64, "0");
+const words = (...values: (bigint | Address)[]): Hex => `0x${values.map(word).join("")}`;
+const topicOf = (value: bigint | Address): Hex => `0x${word(value)}`;
 const [deployer, alice, bob, carol] = [devAddress(0), devAddress(1), devAddress(2), devAddress(3)];
 
 /** Decoded event, with addresses lower-cased so they compare with ours. */
@@ -99,7 +109,9 @@ describe("contracts on anvil", () => {
   test("every contract deploys and its runtime code is the artifact's", async () => {
     const args: Record<ContractName, unknown[]> = {
       CollectionFactory: [],
+      CreationFlood: [],
       CryptoPunksMarket: [10000n],
+      EventForge: [],
       LegacyERC721: ["Kitties", "CK"],
       TestERC1155: ["https://nft.example/{id}"],
       TestERC20: ["Token", "TOK"],
@@ -423,5 +435,220 @@ describe("contracts on anvil", () => {
     assert.equal(String(await read("TestERC721", nft, "ownerOf", [1n])).toLowerCase(), buyer);
     // The listing is spent.
     await assert.rejects(send("TestMarketplace", market, "buy", [nft, 1n], carol), /NotListed/);
+  });
+
+  describe("EventForge", () => {
+    const TRANSFER_SINGLE = topic("TransferSingle(address,address,address,uint256,uint256)");
+    const TRANSFER_BATCH = topic("TransferBatch(address,address,address,uint256[],uint256[])");
+    const CONSECUTIVE = topic("ConsecutiveTransfer(uint256,uint256,address,address)");
+    let forge: Address;
+    const call = (functionName: string, args: unknown[]): Hex =>
+      encodeFunctionData({ abi: loadArtifact("EventForge").abi, functionName, args });
+    const raw = (receipt: TransactionReceipt) =>
+      receipt.logs.map((l) => ({ address: l.address.toLowerCase(), topics: l.topics, data: l.data }));
+
+    before(async () => {
+      forge = (await deployArtifact(chain, "EventForge")).address;
+    });
+
+    test("transferSingle: 2^256-1 units nine times in one transaction, no balance behind them", async () => {
+      const single = call("transferSingle", [alice, ZERO_ADDRESS, bob, 7n, MAX_UINT256]);
+      const receipt = await send("EventForge", forge, "multicall", [Array(9).fill(single)], carol);
+      const expected = {
+        address: forge,
+        topics: [TRANSFER_SINGLE, topicOf(alice), topicOf(ZERO_ADDRESS), topicOf(bob)],
+        data: words(7n, MAX_UINT256),
+      };
+      assert.deepEqual(raw(receipt), Array(9).fill(expected));
+      // Sent by carol, naming alice as the operator and nobody's balance checked.
+      assert.equal(receipt.from.toLowerCase(), carol);
+    });
+
+    test("transferBatch: ids and values of different lengths, encoded as given", async () => {
+      const receipt = await send(
+        "EventForge",
+        forge,
+        "transferBatch",
+        [bob, alice, carol, [1n, MAX_UINT256], [5n]],
+        bob,
+      );
+      assert.deepEqual(raw(receipt), [
+        {
+          address: forge,
+          topics: [TRANSFER_BATCH, topicOf(bob), topicOf(alice), topicOf(carol)],
+          // Offsets of the two arrays, then each array's length and elements.
+          data: words(0x40n, 0xa0n, 2n, 1n, MAX_UINT256, 1n, 5n),
+        },
+      ]);
+      assert.deepEqual(decode("EventForge", receipt.logs[0] as Log).args, {
+        operator: bob,
+        from: alice,
+        to: carol,
+        ids: [1n, MAX_UINT256],
+        values: [5n],
+      });
+    });
+
+    test("consecutive: the widest range, several times in one call, and a reversed one", async () => {
+      const widest = await send(
+        "EventForge",
+        forge,
+        "consecutive",
+        [0n, MAX_UINT256, ZERO_ADDRESS, alice, 3n],
+        bob,
+      );
+      assert.deepEqual(
+        raw(widest),
+        Array(3).fill({
+          address: forge,
+          topics: [CONSECUTIVE, topicOf(0n), topicOf(ZERO_ADDRESS), topicOf(alice)],
+          data: words(MAX_UINT256),
+        }),
+      );
+      const reversed = await send("EventForge", forge, "consecutive", [10n, 2n, alice, bob, 1n], bob);
+      assert.deepEqual(raw(reversed), [
+        {
+          address: forge,
+          topics: [CONSECUTIVE, topicOf(10n), topicOf(alice), topicOf(bob)],
+          data: words(2n),
+        },
+      ]);
+      const none = await send("EventForge", forge, "consecutive", [0n, 1n, alice, bob, 0n], bob);
+      assert.deepEqual(none.logs, []);
+    });
+
+    test("Transfer in every layout from one contract: ERC-721, ERC-20, and neither", async () => {
+      const receipt = await send(
+        "EventForge",
+        forge,
+        "multicall",
+        [
+          [
+            call("erc721Transfer", [alice, bob, MAX_UINT256]),
+            call("erc20Transfer", [alice, bob, 5n]),
+            call("malformedTransfer", [alice, bob, false, 0n, "0x"]),
+            call("malformedTransfer", [alice, bob, false, 0n, words(1n, 2n)]),
+            call("malformedTransfer", [alice, bob, true, 9n, "0x01"]),
+          ],
+        ],
+        carol,
+      );
+      const from = topicOf(alice);
+      const to = topicOf(bob);
+      assert.deepEqual(raw(receipt), [
+        { address: forge, topics: [TRANSFER, from, to, topicOf(MAX_UINT256)], data: "0x" },
+        { address: forge, topics: [TRANSFER, from, to], data: words(5n) },
+        { address: forge, topics: [TRANSFER, from, to], data: "0x" },
+        { address: forge, topics: [TRANSFER, from, to], data: words(1n, 2n) },
+        { address: forge, topics: [TRANSFER, from, to, topicOf(9n)], data: "0x01" },
+      ]);
+    });
+
+    test("rawLog: zero to four topics and any data; a fifth topic is refused", async () => {
+      // A TransferBatch whose first array offset points past the end of its data.
+      const badOffsets = words(0x1000n, 0x40n);
+      const receipt = await send(
+        "EventForge",
+        forge,
+        "multicall",
+        [
+          [
+            call("rawLog", [[], "0xff"]),
+            call("rawLog", [[TRANSFER], words(alice, bob, 3n)]),
+            call("rawLog", [[TRANSFER_BATCH, topicOf(alice), topicOf(alice), topicOf(bob)], badOffsets]),
+          ],
+        ],
+        carol,
+      );
+      assert.deepEqual(raw(receipt), [
+        { address: forge, topics: [], data: "0xff" },
+        { address: forge, topics: [TRANSFER], data: words(alice, bob, 3n) },
+        {
+          address: forge,
+          topics: [TRANSFER_BATCH, topicOf(alice), topicOf(alice), topicOf(bob)],
+          data: badOffsets,
+        },
+      ]);
+      await assert.rejects(
+        send(
+          "EventForge",
+          forge,
+          "rawLog",
+          [[TRANSFER, TRANSFER, TRANSFER, TRANSFER, TRANSFER], "0x"],
+          carol,
+        ),
+        /TooManyTopics\(5\)/,
+      );
+    });
+
+    test("answers ERC-165 for ERC-1155 only, and its code alone classifies it as an ERC-1155", async () => {
+      assert.equal(await read("EventForge", forge, "supportsInterface", ["0x01ffc9a7"]), true);
+      assert.equal(await read("EventForge", forge, "supportsInterface", ["0xd9b67a26"]), true);
+      assert.equal(await read("EventForge", forge, "supportsInterface", ["0x80ac58cd"]), false);
+      assert.equal(await read("EventForge", forge, "supportsInterface", ["0xffffffff"]), false);
+      const client = createChainClient({ url: anvil.url });
+      try {
+        const inspection = await inspectContract(client, forge, new Set());
+        assert.deepEqual(inspection.types, ["TYPE_ERC1155"]);
+      } finally {
+        await client.close();
+      }
+    });
+  });
+
+  describe("CreationFlood", () => {
+    /** Under anvil's default 30M block gas limit: each child costs 37,526 gas. */
+    const FIT_PER_TX = 798n;
+
+    test("spawn fills a 30M-gas transaction with 798 children, each with GST2's 27-byte runtime, and logs nothing", async () => {
+      const factory = (await deployArtifact(chain, "CreationFlood")).address;
+      const abi = loadArtifact("CreationFlood").abi;
+      const firstNonce = await chain.publicClient.getTransactionCount({ address: factory });
+      assert.equal(firstNonce, 1);
+      const gas = 30_000_000n;
+      const receipt = await sendContractTx(chain, {
+        address: factory,
+        abi,
+        functionName: "spawn",
+        args: [FIT_PER_TX],
+        from: alice,
+        gas,
+      });
+      assert.deepEqual(receipt.logs, []);
+      assert.equal(receipt.contractAddress, null);
+      assert.equal(
+        await chain.publicClient.getTransactionCount({ address: factory }),
+        1 + Number(FIT_PER_TX),
+      );
+
+      const runtime = `0x73${factory.slice(2)}3318585733ff`;
+      const children = createdAddresses(factory, firstNonce, Number(FIT_PER_TX) + 1);
+      const codes: (Hex | undefined)[] = [];
+      for (let i = 0; i < children.length; i += 100) {
+        const chunk = children.slice(i, i + 100);
+        codes.push(...(await Promise.all(chunk.map((address) => chain.publicClient.getCode({ address })))));
+      }
+      assert.equal(codes.filter((code) => code === runtime).length, Number(FIT_PER_TX));
+      assert.equal(codes.at(-1), undefined, "nothing past the last child");
+      // Every call but the factory's fails, as an indexer's eth_call of name() would.
+      await assert.rejects(chain.publicClient.call({ to: children[0], data: "0x06fdde03" }));
+
+      // One child more runs out of gas, and the whole transaction with it.
+      await assert.rejects(
+        sendContractTx(chain, {
+          address: factory,
+          abi,
+          functionName: "spawn",
+          args: [FIT_PER_TX + 1n],
+          from: alice,
+          gas,
+        }),
+        /reverted/,
+      );
+      assert.equal(
+        await chain.publicClient.getTransactionCount({ address: factory }),
+        1 + Number(FIT_PER_TX),
+      );
+    });
   });
 });

@@ -6,7 +6,9 @@ import type { Hex } from "../core/hex.ts";
 /** The contracts compiled from contracts/src by `npm run build:contracts`. */
 export const CONTRACT_NAMES = [
   "CollectionFactory",
+  "CreationFlood",
   "CryptoPunksMarket",
+  "EventForge",
   "LegacyERC721",
   "TestERC1155",
   "TestERC20",

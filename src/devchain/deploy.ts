@@ -7,6 +7,7 @@ import {
   decodeErrorResult,
   encodeDeployData,
   encodeFunctionData,
+  getContractAddress,
   http,
   type PublicClient,
   type TestClient,
@@ -37,6 +38,18 @@ export function devAddress(index: number): Address {
 
 export function devAddresses(count: number, first = 0): Address[] {
   return Array.from({ length: count }, (_, i) => devAddress(first + i));
+}
+
+/**
+ * Where `count` successive CREATEs by `creator` land, from `firstNonce` on, lower-case: a
+ * factory's children are nowhere in its receipts, only at these addresses (a contract's nonce
+ * starts at 1).
+ */
+export function createdAddresses(creator: Address, firstNonce: number, count: number): Address[] {
+  return Array.from(
+    { length: count },
+    (_, i) => getContractAddress({ from: creator, nonce: BigInt(firstNonce + i) }).toLowerCase() as Address,
+  );
 }
 
 export interface DevChain {
