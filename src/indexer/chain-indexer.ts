@@ -53,8 +53,9 @@ export interface ChainIndexerOptions {
 const MAX_OUTAGE_BACKOFF_MS = 60_000;
 
 /**
- * Batches that end this close to the target inspect their deployments at once; further back (a
- * backfill) a deployment is inspected only when it first emits a transfer.
+ * Batches that end this close to the indexable head inspect their deployments at once, so a new
+ * collection is listed before its first mint; further back (a backfill, where deployments run to
+ * millions and most never emit a transfer) a deployment is inspected when it first emits one.
  */
 export const NEAR_HEAD_BLOCKS = 128;
 
@@ -217,7 +218,7 @@ class ChainIndexer {
       while (queue.length < tuning.prefetch && cursor <= target) {
         const to = Math.min(target, cursor + this.sizer.next() - 1);
         const pending = fetchBatch(this.fetchContext, cursor, to, {
-          inspectDeployments: target - to < NEAR_HEAD_BLOCKS,
+          inspectDeployments: this.head - chain.confirmations - to < NEAR_HEAD_BLOCKS,
         });
         // Batches dropped after a reorg or an error are never awaited.
         pending.catch(() => {});

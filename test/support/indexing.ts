@@ -1,8 +1,9 @@
 import { createChainClient } from "../../src/chain/client.ts";
 import type { ChainConfig, ContractDiscovery, IndexerTuning } from "../../src/config/config.ts";
 import { silentLogger } from "../../src/core/logger.ts";
-import { runChainIndexer } from "../../src/indexer/chain-indexer.ts";
+import { type Progress, runChainIndexer } from "../../src/indexer/chain-indexer.ts";
 import { inspectContract } from "../../src/indexer/classify/inspect.ts";
+import type { InspectFn } from "../../src/indexer/registry.ts";
 import type { Sql } from "../../src/store/database.ts";
 
 export const TEST_TUNING: IndexerTuning = {
@@ -24,6 +25,10 @@ export interface IndexOptions {
   discovery?: ContractDiscovery;
   tuning?: Partial<IndexerTuning>;
   targetEventsPerBatch?: number;
+  /** Wraps the real inspection (to count or fail calls). */
+  wrapInspect?: (inspect: InspectFn) => InspectFn;
+  startBlock?: number;
+  onProgress?: (progress: Progress) => void;
 }
 
 export function testChain(rpcUrl: string, chainId: number, options: Partial<ChainConfig> = {}): ChainConfig {
@@ -42,6 +47,7 @@ export function testChain(rpcUrl: string, chainId: number, options: Partial<Chai
 /** Indexes a chain into `sql` up to `untilBlock` with the real indexer and a real RPC client. */
 export async function indexUntil(options: IndexOptions): Promise<void> {
   const tuning = { ...TEST_TUNING, ...options.tuning };
+  const wrap = options.wrapInspect ?? ((inspect: InspectFn) => inspect);
   const client = createChainClient({
     url: options.rpcUrl,
     batchSize: tuning.rpcBatchSize,
@@ -58,10 +64,12 @@ export async function indexUntil(options: IndexOptions): Promise<void> {
         chain: testChain(options.rpcUrl, options.chainId, {
           confirmations: options.confirmations ?? 0,
           contractDiscovery: options.discovery ?? "auto",
+          startBlock: options.startBlock ?? 0,
         }),
         tuning,
         logger: silentLogger(),
-        inspect: (address, emitted) => inspectContract(client, address, emitted),
+        inspect: wrap((address, emitted) => inspectContract(client, address, emitted)),
+        ...(options.onProgress ? { onProgress: options.onProgress } : {}),
         untilBlock: options.untilBlock,
         ...(options.targetEventsPerBatch ? { targetEventsPerBatch: options.targetEventsPerBatch } : {}),
       },
