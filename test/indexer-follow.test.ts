@@ -138,6 +138,50 @@ describe("following the head", () => {
     }
   });
 
+  test("a statement that keeps failing for one chain stops that chain, naming the block; the other indexes on", async () => {
+    const a = await anvilWith(31337, "healthy", 10);
+    const b = await anvilWith(31338, "refused", 10);
+    const db = await database();
+    // The database refuses every transfer of chain 31338, as a constraint or a full disk would.
+    await db.sql.unsafe(`
+      CREATE FUNCTION refuse_transfer() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN RAISE EXCEPTION 'transfer refused by the database' USING ERRCODE = '23514'; END $$;
+      CREATE TRIGGER refuse_transfer BEFORE INSERT ON nft_transfers FOR EACH ROW
+        WHEN (NEW.chain_id = 31338) EXECUTE FUNCTION refuse_transfer();`);
+    const untilBlock = Math.min(a.head, b.head);
+    await assert.rejects(
+      runIndexers({
+        config: config(
+          [
+            { name: "alpha", url: a.anvil.url, chainId: 31337 },
+            { name: "beta", url: b.anvil.url, chainId: 31338 },
+          ],
+          0,
+        ),
+        sql: db.sql,
+        logger: silentLogger(),
+        onProgress: () => {},
+        signal: AbortSignal.timeout(120_000),
+        untilBlock,
+        retryBaseMs: 20,
+      }),
+      (error: Error) => {
+        assert.match(error.message, /^beta: stopped at block \d+, which failed 5 times in a row/);
+        assert.match(error.message, /transfer refused by the database/);
+        return true;
+      },
+    );
+    const chains = await db.sql<{ chain_id: string; next_block: string }[]>`
+      SELECT chain_id, next_block FROM chains ORDER BY chain_id`;
+    const next = Object.fromEntries(chains.map((c) => [c.chain_id, Number(c.next_block)]));
+    assert.equal(next["31337"], untilBlock + 1, "the healthy chain indexed to the end");
+    assert.ok((next["31338"] ?? 0) < untilBlock, "the refused chain stopped before the end");
+    const [transfers] = await db.sql<
+      { n: string }[]
+    >`SELECT count(*) AS n FROM nft_transfers WHERE chain_id = 31337`;
+    assert.ok(Number(transfers?.n) > 100);
+  });
+
   test("without a trace API, or with one that cannot trace where indexing starts, deployments come from receipts and factory-made collections from their first transfer", async () => {
     const { anvil, head } = await anvilWith(31337, "no-traces", 30);
     const withTraces = await database();

@@ -17,6 +17,7 @@ import { TRANSFER_TOPICS } from "../src/indexer/decode/topics.ts";
 import type { InspectFn } from "../src/indexer/registry.ts";
 import { createTestDatabase, stopTestServer, type TestDatabase } from "./support/database.ts";
 import { indexUntil } from "./support/indexing.ts";
+import { snapshotStore } from "./support/snapshot.ts";
 
 /*
  * Contracts anyone can deploy on mainnet, emitting what no honest token would. EventForge emits
@@ -148,6 +149,42 @@ describe("contracts that emit absurd events", () => {
     const [supply] = await db.sql<{ supply: string }[]>`
       SELECT supply FROM collection_stats WHERE contract = ${bytes(address)}`;
     assert.equal(supply?.supply, "100000");
+  });
+
+  test("a batch whose ranges expand past its row bound ends early; the blocks after it are read again", async () => {
+    const address = await deployForge();
+    const first = await forge(address, "consecutive", [1n, 2_000n, ZERO_ADDRESS, alice, 1n]);
+    for (let i = 1; i < 8; i++) {
+      await forge(address, "consecutive", [
+        BigInt(i * 2_000 + 1),
+        BigInt(i * 2_000 + 2_000),
+        ZERO_ADDRESS,
+        bob,
+        1n,
+      ]);
+    }
+    const untilBlock = await head();
+    const reference = await database();
+    await indexUntil({ sql: reference.sql, rpcUrl: anvil.url, chainId: CHAIN_ID, untilBlock });
+    const db = await database();
+    const spans: number[] = [];
+    let before = 0;
+    await indexUntil({
+      sql: db.sql,
+      rpcUrl: anvil.url,
+      chainId: CHAIN_ID,
+      untilBlock,
+      maxBatchRows: 5_000,
+      onProgress: (p) => {
+        if (p.nextBlock > first) spans.push(p.nextBlock - Math.max(before, first));
+        before = p.nextBlock;
+      },
+    });
+    assert.ok(
+      spans.every((blocks) => blocks <= 2),
+      `no batch past the first range carried over 5,000 rows: ${spans}`,
+    );
+    assert.deepEqual(await snapshotStore(db.sql), await snapshotStore(reference.sql));
   });
 
   test("a contract is inspected again once for each event shape it had not been seen with, and no log goes unrecorded", async () => {

@@ -154,6 +154,36 @@ describe("indexer resilience", () => {
     assert.deepEqual(await snapshotStore(db.sql), referenceSnapshot);
   });
 
+  test("database connections dropped mid-run, the chain lock's among them, are retried: the store is the same", async () => {
+    const db = await freshDatabase();
+    const name = new URL(db.url).pathname.slice(1);
+    // Every connection of the indexer's database, at chosen points of its progress: the writes,
+    // the reads, and the connection holding the chain lock. Terminated as a failover would.
+    const killAt = new Set([2, 5, 9, 14, 20]);
+    let reports = 0;
+    let kills = 0;
+    const terminations: Promise<unknown>[] = [];
+    await indexUntil({
+      sql: db.sql,
+      rpcUrl: anvil.url,
+      chainId: CHAIN_ID,
+      untilBlock: head,
+      tuning: { maxBlocksPerBatch: 4 },
+      onProgress: () => {
+        if (!killAt.has(++reports)) return;
+        kills++;
+        terminations.push(
+          reference.sql`
+            SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+            WHERE datname = ${name} AND pid <> pg_backend_pid()`,
+        );
+      },
+    });
+    await Promise.all(terminations);
+    assert.equal(kills, killAt.size, "every planned termination happened during the run");
+    assert.deepEqual(await snapshotStore(db.sql), referenceSnapshot);
+  });
+
   test("through a node that throttles, fails, hangs, drops and truncates answers, the store is the same", async () => {
     const proxy = await startFaultProxy({
       upstream: anvil.url,

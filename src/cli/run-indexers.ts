@@ -13,6 +13,8 @@ export interface RunIndexersOptions {
   onProgress: (progress: Progress) => void;
   signal: AbortSignal;
   untilBlock?: number;
+  /** First wait after a failed round of a chain (default 1 s). */
+  retryBaseMs?: number;
 }
 
 /**
@@ -45,6 +47,7 @@ export async function runIndexers(options: RunIndexersOptions): Promise<void> {
             inspect: (address, emitted) => inspectContract(client, address, emitted),
             onProgress,
             ...(options.untilBlock !== undefined ? { untilBlock: options.untilBlock } : {}),
+            ...(options.retryBaseMs !== undefined ? { retryBaseMs: options.retryBaseMs } : {}),
           },
           signal,
         );

@@ -48,6 +48,10 @@ export interface ChainIndexerOptions {
   onProgress?: (progress: Progress) => void;
   /** Stop once this block is indexed (benchmarks and tests); otherwise follow the head forever. */
   untilBlock?: number;
+  /** Rows past which a multi-block batch is cut (default MAX_BATCH_ROWS). */
+  maxBatchRows?: number;
+  /** First wait after a failed round, doubled with each further failure up to a minute (default 1 s). */
+  retryBaseMs?: number;
 }
 
 const MAX_OUTAGE_BACKOFF_MS = 60_000;
@@ -199,7 +203,8 @@ class ChainIndexer {
           );
         }
         this.outages++;
-        const delay = Math.min(MAX_OUTAGE_BACKOFF_MS, 1000 * 2 ** Math.min(this.outages, 6));
+        const base = this.options.retryBaseMs ?? 1000;
+        const delay = Math.min(MAX_OUTAGE_BACKOFF_MS, base * 2 ** Math.min(this.outages, 6));
         logger.error({ chain: chain.name, block: this.next, kind, retryInMs: delay }, message);
         await sleep(delay, undefined, { signal }).catch(() => {});
       }
@@ -219,6 +224,7 @@ class ChainIndexer {
         const to = Math.min(target, cursor + this.sizer.next() - 1);
         const pending = fetchBatch(this.fetchContext, cursor, to, {
           inspectDeployments: this.head - chain.confirmations - to < NEAR_HEAD_BLOCKS,
+          ...(this.options.maxBatchRows !== undefined ? { maxRows: this.options.maxBatchRows } : {}),
         });
         // Batches dropped after a reorg or an error are never awaited.
         pending.catch(() => {});
@@ -268,8 +274,10 @@ class ChainIndexer {
     await writeBatch(sql, chain.chainId, prepared, this.registry, this.lock);
     this.lastHash = batch.headers.at(-1)?.hash;
     this.next = batch.to + 1;
-    // ERC-2309 ranges and ERC-1155 batches make more rows than logs: the rows are what costs.
-    this.sizer.observe(batch.to - batch.from + 1, Math.max(batch.logCount, batch.nft.length));
+    // What a batch costs is its rows: ERC-2309 ranges and ERC-1155 batches make more than their
+    // logs, and a traced range full of deployments (gas-token children) makes them with no log.
+    const rows = Math.max(batch.logCount, batch.nft.length) + batch.creations.length;
+    this.sizer.observe(batch.to - batch.from + 1, rows);
     this.totals.blocks += batch.to - batch.from + 1;
     this.totals.transfers += batch.nft.length;
     this.totals.logs += batch.logCount;
@@ -319,7 +327,8 @@ class ChainIndexer {
       // The node's next block does not build on our tip, yet its copy of the tip is ours: it answered
       // from two replicas that disagree. Nothing to undo; wait for it to settle rather than ask again at once.
       this.phantomReorgs++;
-      const delay = Math.min(MAX_OUTAGE_BACKOFF_MS, 500 * 2 ** Math.min(this.phantomReorgs, 7));
+      const base = (this.options.retryBaseMs ?? 1000) / 2;
+      const delay = Math.min(MAX_OUTAGE_BACKOFF_MS, base * 2 ** Math.min(this.phantomReorgs, 7));
       logger.warn(
         { chain: chain.name, block: this.next, retryInMs: delay },
         `the node's block ${this.next} does not build on block ${ancestor}, which it still reports unchanged: inconsistent answers, retrying`,

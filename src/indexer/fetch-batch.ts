@@ -19,10 +19,13 @@ export interface FetchContext {
 }
 
 /**
- * Most NFT transfers one batch may carry when it spans several blocks. Logs are bounded by gas,
- * but one ERC-2309 event expands into up to a budget of rows; past this, the batch is cut.
+ * Most rows (NFT transfers and contract creations) one batch may carry when it spans several
+ * blocks, so that its memory is bounded whatever the chain holds: one ERC-2309 event expands into
+ * up to a budget of rows, and a traced stretch of gas-token deployments makes hundreds per block
+ * without a log for the batch sizer to see coming. Past this, the batch ends before the block
+ * that crosses it; a single block is bounded by its gas and the decoder's budgets.
  */
-export const MAX_BATCH_TRANSFERS = 500_000;
+export const MAX_BATCH_ROWS = 100_000;
 
 /** How the registry sees a batch's contracts: who to inspect eagerly, near the head. */
 export interface FetchOptions {
@@ -32,6 +35,8 @@ export interface FetchOptions {
    * emit a transfer, so they wait until they first do.
    */
   inspectDeployments: boolean;
+  /** Rows past which a multi-block batch is cut (MAX_BATCH_ROWS unless a test asks for fewer). */
+  maxRows?: number;
 }
 
 /** Reads, validates and decodes blocks [from, to]. Pure reading: nothing is written. */
@@ -56,10 +61,8 @@ export async function fetchBatch(
   );
   let decoded = decodeLogs(logs, classified.typesOf);
   let end = to;
-  if (decoded.nft.length > MAX_BATCH_TRANSFERS && to > from) {
-    // Expanded far beyond its logs (ERC-2309 ranges): keep the blocks before the one that crosses
-    // the bound, or that block alone, whose expansion the decoder's budgets already bound.
-    const crossing = (decoded.nft[MAX_BATCH_TRANSFERS] as NftTransfer).blockNumber;
+  const crossing = crossingBlock(decoded.nft, creations, options.maxRows ?? MAX_BATCH_ROWS);
+  if (crossing !== undefined && to > from) {
     end = Math.max(from, crossing - 1);
     logs = logs.filter((log) => log.blockNumber <= end);
     headers = headers.slice(0, end - from + 1);
@@ -89,6 +92,24 @@ export async function fetchBatch(
     logCount: logs.length,
     skipped: skippedLogs(decoded),
   };
+}
+
+/** The block at which the batch's rows pass `maxRows`, if they do. */
+function crossingBlock(
+  nft: readonly NftTransfer[],
+  creations: readonly ContractCreation[],
+  maxRows: number,
+): number | undefined {
+  if (nft.length + creations.length <= maxRows) return undefined;
+  const perBlock = new Map<number, number>();
+  for (const t of nft) perBlock.set(t.blockNumber, (perBlock.get(t.blockNumber) ?? 0) + 1);
+  for (const c of creations) perBlock.set(c.blockNumber, (perBlock.get(c.blockNumber) ?? 0) + 1);
+  let total = 0;
+  for (const block of [...perBlock.keys()].sort((a, b) => a - b)) {
+    total += perBlock.get(block) ?? 0;
+    if (total > maxRows) return block;
+  }
+  return undefined;
 }
 
 /** Every log the batch read but does not index, with the reason, in chain order. */

@@ -1,6 +1,6 @@
 import { createChainClient } from "../../src/chain/client.ts";
 import type { ChainConfig, ContractDiscovery, IndexerTuning } from "../../src/config/config.ts";
-import { silentLogger } from "../../src/core/logger.ts";
+import { type Logger, silentLogger } from "../../src/core/logger.ts";
 import { type Progress, runChainIndexer } from "../../src/indexer/chain-indexer.ts";
 import { inspectContract } from "../../src/indexer/classify/inspect.ts";
 import type { InspectFn } from "../../src/indexer/registry.ts";
@@ -29,6 +29,9 @@ export interface IndexOptions {
   wrapInspect?: (inspect: InspectFn) => InspectFn;
   startBlock?: number;
   onProgress?: (progress: Progress) => void;
+  retryBaseMs?: number;
+  logger?: Logger;
+  maxBatchRows?: number;
 }
 
 export function testChain(rpcUrl: string, chainId: number, options: Partial<ChainConfig> = {}): ChainConfig {
@@ -67,9 +70,11 @@ export async function indexUntil(options: IndexOptions): Promise<void> {
           startBlock: options.startBlock ?? 0,
         }),
         tuning,
-        logger: silentLogger(),
+        logger: options.logger ?? silentLogger(),
         inspect: wrap((address, emitted) => inspectContract(client, address, emitted)),
         ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+        retryBaseMs: options.retryBaseMs ?? 50,
+        ...(options.maxBatchRows !== undefined ? { maxBatchRows: options.maxBatchRows } : {}),
         untilBlock: options.untilBlock,
         ...(options.targetEventsPerBatch ? { targetEventsPerBatch: options.targetEventsPerBatch } : {}),
       },
