@@ -41,6 +41,14 @@ function eta(behind: number, blocksPerSec: number): string {
   return h > 0 ? `${h}h${String(m).padStart(2, "0")}m` : `${m}m${String(s % 60).padStart(2, "0")}s`;
 }
 
+/** The logs not indexed so far, when there are any (each is recorded in skipped_logs). */
+function skippedNote(progress: Progress): string {
+  const skipped = progress.malformed + progress.unclassified + progress.spam;
+  return skipped === 0
+    ? ""
+    : `  skipped: ${progress.malformed} malformed, ${progress.unclassified} unclassified, ${progress.spam} spam`;
+}
+
 /** A live bar per chain on a terminal; a structured log line every `intervalMs` otherwise. */
 export function createProgressDisplay(
   logger: Logger,
@@ -77,6 +85,9 @@ export function createProgressDisplay(
             eventsPerSec: Math.round(rate.transfersPerSec),
             eta: eta(behind, rate.blocksPerSec),
             transfers: progress.transfers,
+            malformed: progress.malformed,
+            unclassified: progress.unclassified,
+            spam: progress.spam,
           },
           "progress",
         );
@@ -91,7 +102,7 @@ export function createProgressDisplay(
   const multibar = new cliProgress.MultiBar(
     {
       format:
-        "{chain} |{bar}| block {block} / {target}  {blocksPerSec} blocks/s  {eventsPerSec} events/s  {behind} behind  ETA {remaining}",
+        "{chain} |{bar}| block {block} / {target}  {blocksPerSec} blocks/s  {eventsPerSec} events/s  {behind} behind  ETA {remaining}{skipped}",
       hideCursor: true,
       clearOnComplete: false,
       stream: process.stderr,
@@ -113,6 +124,7 @@ export function createProgressDisplay(
         behind,
         // Not "eta": cli-progress fills that key with its own estimate of the bar's value.
         remaining: eta(behind, rate.blocksPerSec),
+        skipped: skippedNote(progress),
       };
       let bar = bars.get(progress.chain);
       if (!bar) {
