@@ -1,8 +1,9 @@
 import type { Command } from "commander";
 import { createLogger } from "../core/logger.ts";
 import { openDatabase } from "./open-database.ts";
+import type { Lifecycle } from "./shutdown.ts";
 
-export function registerMigrateCommand(program: Command): void {
+export function registerMigrateCommand(program: Command, lifecycle: Lifecycle): void {
   program
     .command("migrate")
     .description("apply the database migrations and exit")
@@ -10,11 +11,11 @@ export function registerMigrateCommand(program: Command): void {
     .option("--data-dir <dir>", "data directory of the embedded PostgreSQL (default .mintlens)")
     .action(async (flags: { databaseUrl?: string; dataDir?: string }) => {
       const logger = createLogger(process.env.MINTLENS_LOG_LEVEL ?? "info");
-      const database = await openDatabase(
+      await openDatabase(
         flags.databaseUrl ?? process.env.DATABASE_URL,
         flags.dataDir ?? process.env.MINTLENS_DATA_DIR ?? ".mintlens",
         logger,
+        lifecycle,
       );
-      await database.close();
     });
 }
