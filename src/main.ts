@@ -4,23 +4,25 @@ import { registerIndexCommand } from "./cli/index-command.ts";
 import { registerMigrateCommand } from "./cli/migrate-command.ts";
 import { createLifecycle } from "./cli/shutdown.ts";
 import { ConfigError } from "./config/config.ts";
+import { readEnvironment } from "./config/environment.ts";
 import { errorMessage, UserFacingError } from "./core/errors.ts";
 
+const environment = readEnvironment();
 const lifecycle = createLifecycle();
 const program = new Command()
   .name("mintlens")
   .description("Self-hosted NFT analytics: indexes EVM chains into PostgreSQL")
   .showHelpAfterError();
-registerIndexCommand(program, lifecycle);
-registerDemoCommand(program, lifecycle);
-registerMigrateCommand(program, lifecycle);
+registerIndexCommand(program, lifecycle, environment);
+registerDemoCommand(program, lifecycle, environment);
+registerMigrateCommand(program, lifecycle, environment);
 
 const report = (error: unknown) => {
   if (error instanceof ConfigError || error instanceof UserFacingError) {
     process.stderr.write(`mintlens: ${error.message}\n`);
   } else {
     process.stderr.write(`mintlens: unexpected error: ${errorMessage(error)}\n`);
-    if (process.env.MINTLENS_DEBUG) process.stderr.write(`${(error as Error).stack ?? ""}\n`);
+    if (environment.debug) process.stderr.write(`${(error as Error).stack ?? ""}\n`);
   }
 };
 

@@ -1,7 +1,8 @@
 import { rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Command } from "commander";
-import { ConfigError, parseConfig } from "../config/config.ts";
+import { ConfigError, parseConfig, parseDatabaseConfig } from "../config/config.ts";
+import type { Environment } from "../config/environment.ts";
 import { createLogger } from "../core/logger.ts";
 import { generateHistory, historyGenesisTimestamp, runLiveActivity } from "../demo/activity.ts";
 import { startAnvil } from "../devchain/anvil.ts";
@@ -19,7 +20,7 @@ interface DemoFlags {
 
 const DEMO_CHAIN_ID = 31337;
 
-export function registerDemoCommand(program: Command, lifecycle: Lifecycle): void {
+export function registerDemoCommand(program: Command, lifecycle: Lifecycle, environment: Environment): void {
   program
     .command("demo")
     .description(
@@ -31,17 +32,18 @@ export function registerDemoCommand(program: Command, lifecycle: Lifecycle): voi
     )
     .option("--days <n>", "days of generated history (default 120)")
     .option("--seed <seed>", "seed of the generated activity (default mintlens)")
-    .action(async (flags: DemoFlags) => runDemo(flags, lifecycle));
+    .action(async (flags: DemoFlags) => runDemo(flags, lifecycle, environment));
 }
 
-async function runDemo(flags: DemoFlags, lifecycle: Lifecycle): Promise<void> {
+async function runDemo(flags: DemoFlags, lifecycle: Lifecycle, environment: Environment): Promise<void> {
   const days = Number(flags.days ?? 120);
   if (!Number.isInteger(days) || days < 1 || days > 3650)
     throw new ConfigError([`days: ${flags.days} is not a whole number from 1 to 3650`]);
   const seed = flags.seed ?? "mintlens";
   // Always a folder of its own, so that emptying it can never touch an index kept in the data directory.
   const dataDir = resolve(flags.dataDir ?? ".mintlens", "demo");
-  const logger = createLogger(process.env.MINTLENS_LOG_LEVEL ?? "info");
+  const { logLevel } = parseDatabaseConfig({}, environment.variables);
+  const logger = createLogger(logLevel);
   const say = (message: string) => process.stderr.write(`demo: ${message}\n`);
   const { signal } = lifecycle;
 
@@ -49,7 +51,11 @@ async function runDemo(flags: DemoFlags, lifecycle: Lifecycle): Promise<void> {
   rmSync(dataDir, { recursive: true, force: true });
 
   say("starting a local chain (anvil)");
-  const anvil = await startAnvil({ chainId: DEMO_CHAIN_ID, timestamp: historyGenesisTimestamp(days) });
+  const anvil = await startAnvil({
+    chainId: DEMO_CHAIN_ID,
+    timestamp: historyGenesisTimestamp(days),
+    ...(environment.anvilBinary !== undefined ? { binary: environment.anvilBinary } : {}),
+  });
   // Deferred first, so released last: everything else talks to the chain until it stops.
   lifecycle.defer(async () => {
     await anvil.stop();

@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { type Config, ConfigError, parseConfig } from "../config/config.ts";
+import type { Environment } from "../config/environment.ts";
 import { createLogger } from "../core/logger.ts";
 import { openDatabase } from "./open-database.ts";
 import { createProgressDisplay } from "./progress.ts";
@@ -40,12 +41,12 @@ export function addCommonOptions(command: Command): Command {
     .option("--max-log-range <n>", "most blocks per eth_getLogs request (default 2000)");
 }
 
-export function registerIndexCommand(program: Command, lifecycle: Lifecycle): void {
+export function registerIndexCommand(program: Command, lifecycle: Lifecycle, environment: Environment): void {
   addCommonOptions(program.command("index"))
     .description("index chains into PostgreSQL: backfill to the head, then follow it")
     .option("--stop-at <block>", "exit once this block is indexed instead of following the head")
     .action(async (flags) => {
-      const config = parseConfig(flags, process.env);
+      const config = parseConfig(flags, environment.variables);
       const stopAt = flags.stopAt === undefined ? undefined : Number(flags.stopAt);
       if (stopAt !== undefined && !Number.isSafeInteger(stopAt)) {
         throw new ConfigError([`stop at: ${flags.stopAt} is not a block number`]);

@@ -18,6 +18,8 @@ export interface AnvilOptions {
   args?: readonly string[];
   /** Port to listen on; 0 (the default) lets the system pick a free one. */
   port?: number;
+  /** The anvil binary; default: `anvilBinary()`. */
+  binary?: string;
 }
 
 export interface Anvil {
@@ -28,10 +30,8 @@ export interface Anvil {
   stop(): Promise<void>;
 }
 
-/** Where the anvil binary is: MINTLENS_ANVIL_BIN, else the npm package's, else `anvil` on the PATH. */
+/** Where the anvil binary is: the npm package's, else `anvil` on the PATH. */
 export function anvilBinary(): string {
-  const fromEnv = process.env.MINTLENS_ANVIL_BIN;
-  if (fromEnv) return fromEnv;
   try {
     const require = createRequire(import.meta.url);
     const pkg = require.resolve("@foundry-rs/anvil-linux-amd64/package.json");
@@ -52,7 +52,7 @@ export async function startAnvil(options: AnvilOptions = {}): Promise<Anvil> {
   if (options.timestamp !== undefined) args.push("--timestamp", String(options.timestamp));
   args.push(...(options.args ?? []));
 
-  const binary = anvilBinary();
+  const binary = options.binary ?? anvilBinary();
   // A process group of its own: a Ctrl+C at the terminal reaches only its owner, which stops it
   // once nothing needs the chain any more, as it does for a SIGTERM sent to the owner alone.
   const child = spawn(binary, args, { stdio: ["ignore", "pipe", "pipe"], detached: true });

@@ -128,8 +128,6 @@ async function startServer(databaseDir: string, port: number): Promise<PostgresS
       detached: true,
       stdio: ["ignore", "ignore", "pipe"],
       ...(owner ?? {}),
-      // Start-up failures are reported from the server's own words; keep them in English.
-      env: { ...process.env, LC_MESSAGES: "C" },
     },
   );
   let output = "";
