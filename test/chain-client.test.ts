@@ -397,25 +397,16 @@ describe("chain client against anvil", () => {
     }
   });
 
-  test("getLogs throughput over tens of thousands of logs", async (t) => {
+  test("getLogs over tens of thousands of logs returns every one, in order", async () => {
     const from = (await chain.blockNumber()) + 1;
     const TXS = 50;
     const PER_TX = 1000;
     await emitPings(chain, scenario.emitter, TXS, PER_TX);
     const to = await chain.blockNumber();
-    let best = Number.POSITIVE_INFINITY;
-    let logs: ChainLog[] = [];
-    for (let run = 0; run < 3; run++) {
-      const started = performance.now();
-      logs = await client.getLogs(from, to, [PING]);
-      best = Math.min(best, performance.now() - started);
-    }
+    const logs: ChainLog[] = await client.getLogs(from, to, [PING]);
     assert.equal(logs.length, TXS * PER_TX);
     assert.equal(logs[0]?.blockNumber, from);
     assert.equal(logs[logs.length - 1]?.logIndex, PER_TX - 1);
     assert.deepEqual(logs, await rawLogs(anvil.url, from, to, [PING]));
-    t.diagnostic(
-      `getLogs: ${logs.length} logs in ${best.toFixed(0)} ms = ${Math.round(logs.length / (best / 1000))} logs/s`,
-    );
   });
 });
