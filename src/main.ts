@@ -2,26 +2,40 @@ import { Command } from "commander";
 import { registerDemoCommand } from "./cli/demo-command.ts";
 import { registerIndexCommand } from "./cli/index-command.ts";
 import { registerMigrateCommand } from "./cli/migrate-command.ts";
+import { createLifecycle } from "./cli/shutdown.ts";
 import { ConfigError } from "./config/config.ts";
+import { readEnvironment } from "./config/environment.ts";
 import { errorMessage, UserFacingError } from "./core/errors.ts";
 
+const environment = readEnvironment();
+const lifecycle = createLifecycle();
 const program = new Command()
   .name("mintlens")
   .description("Self-hosted NFT analytics: indexes EVM chains into PostgreSQL")
   .showHelpAfterError();
-registerIndexCommand(program);
-registerDemoCommand(program);
-registerMigrateCommand(program);
+registerIndexCommand(program, lifecycle, environment);
+registerDemoCommand(program, lifecycle, environment);
+registerMigrateCommand(program, lifecycle, environment);
 
-try {
-  await program.parseAsync(process.argv);
-} catch (error) {
+const report = (error: unknown) => {
   if (error instanceof ConfigError || error instanceof UserFacingError) {
     process.stderr.write(`mintlens: ${error.message}\n`);
   } else {
     process.stderr.write(`mintlens: unexpected error: ${errorMessage(error)}\n`);
-    if (process.env.MINTLENS_DEBUG) process.stderr.write(`${(error as Error).stack ?? ""}\n`);
+    if (environment.debug) process.stderr.write(`${(error as Error).stack ?? ""}\n`);
   }
-  // Exit explicitly: the embedded PostgreSQL's exit hook would otherwise end the process with 0.
-  process.exit(1);
+};
+
+let failed = false;
+try {
+  await program.parseAsync(process.argv);
+} catch (error) {
+  report(error);
+  failed = true;
 }
+for (const error of await lifecycle.close()) {
+  report(error);
+  failed = true;
+}
+// A stop asked for by a signal is a success; the process ends once nothing is left running.
+process.exitCode = failed ? 1 : 0;

@@ -238,13 +238,18 @@ describe("chain client against anvil", () => {
     try {
       const pending = closing.getHeaders([1, 2]);
       const queued = closing.getLogs(0, last, [PING]);
+      const settled = new Set<string>();
+      void pending.catch(() => {}).finally(() => settled.add("pending"));
+      void queued.catch(() => {}).finally(() => settled.add("queued"));
       while (proxy.counters.requests < 2) await new Promise((resolve) => setTimeout(resolve, 5));
-      const started = Date.now();
       await closing.close();
+      // The node never answers and the timeout is a minute away: only close can have failed them,
+      // and "at once" means by the next turn of the event loop, not after some time.
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.deepEqual([...settled].sort(), ["pending", "queued"]);
       await assert.rejects(pending, ClientClosedError);
       await assert.rejects(queued, ClientClosedError);
       await assert.rejects(closing.chainId(), ClientClosedError);
-      assert.ok(Date.now() - started < 1_000);
     } finally {
       await proxy.close();
     }
@@ -392,25 +397,16 @@ describe("chain client against anvil", () => {
     }
   });
 
-  test("getLogs throughput over tens of thousands of logs", async (t) => {
+  test("getLogs over tens of thousands of logs returns every one, in order", async () => {
     const from = (await chain.blockNumber()) + 1;
     const TXS = 50;
     const PER_TX = 1000;
     await emitPings(chain, scenario.emitter, TXS, PER_TX);
     const to = await chain.blockNumber();
-    let best = Number.POSITIVE_INFINITY;
-    let logs: ChainLog[] = [];
-    for (let run = 0; run < 3; run++) {
-      const started = performance.now();
-      logs = await client.getLogs(from, to, [PING]);
-      best = Math.min(best, performance.now() - started);
-    }
+    const logs: ChainLog[] = await client.getLogs(from, to, [PING]);
     assert.equal(logs.length, TXS * PER_TX);
     assert.equal(logs[0]?.blockNumber, from);
     assert.equal(logs[logs.length - 1]?.logIndex, PER_TX - 1);
     assert.deepEqual(logs, await rawLogs(anvil.url, from, to, [PING]));
-    t.diagnostic(
-      `getLogs: ${logs.length} logs in ${best.toFixed(0)} ms = ${Math.round(logs.length / (best / 1000))} logs/s`,
-    );
   });
 });

@@ -965,8 +965,8 @@ describe("classification inputs", () => {
   });
 });
 
-describe("throughput", () => {
-  test("decodes 100,000 ERC-721 Transfer logs", () => {
+describe("many logs at once", () => {
+  test("decodes 100,000 ERC-721 Transfer logs, each in place", () => {
     const count = 100_000;
     const template = encodeEvent(ERC721_TRANSFER, { from: ALICE, to: BOB, tokenId: 0n });
     const logs: ChainLog[] = new Array(count);
@@ -978,12 +978,7 @@ describe("throughput", () => {
         "0x",
       );
     }
-    const started = process.hrtime.bigint();
     const result = decodeLogs(logs, noTypes);
-    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-    console.log(
-      `decoded ${count} ERC-721 logs in ${(seconds * 1000).toFixed(1)} ms: ${Math.round(count / seconds)} logs/s`,
-    );
     assert.equal(result.nft.length, count);
     for (const i of [0, 1, 4095, count - 1]) {
       const transfer = result.nft[i];

@@ -129,7 +129,8 @@ describe("writing batches", () => {
     await blocker`BEGIN`;
     await blocker`SELECT 1 FROM chains WHERE chain_id = ${CHAIN_ID} FOR UPDATE`;
     const writing = writeBatch(db.sql, CHAIN_ID, preparedFirst, registry);
-    const deadline = Date.now() + 10_000;
+    // Only a bound for a write that never reaches the lock; generous for a busy machine.
+    const deadline = Date.now() + 120_000;
     for (;;) {
       const waiting = await db.sql`
         SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()`;

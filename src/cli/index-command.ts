@@ -1,10 +1,11 @@
 import type { Command } from "commander";
 import { type Config, ConfigError, parseConfig } from "../config/config.ts";
+import type { Environment } from "../config/environment.ts";
 import { createLogger } from "../core/logger.ts";
 import { openDatabase } from "./open-database.ts";
 import { createProgressDisplay } from "./progress.ts";
 import { runIndexers } from "./run-indexers.ts";
-import { onShutdown } from "./shutdown.ts";
+import type { Lifecycle } from "./shutdown.ts";
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
@@ -40,38 +41,39 @@ export function addCommonOptions(command: Command): Command {
     .option("--max-log-range <n>", "most blocks per eth_getLogs request (default 2000)");
 }
 
-export function registerIndexCommand(program: Command): void {
+export function registerIndexCommand(program: Command, lifecycle: Lifecycle, environment: Environment): void {
   addCommonOptions(program.command("index"))
     .description("index chains into PostgreSQL: backfill to the head, then follow it")
     .option("--stop-at <block>", "exit once this block is indexed instead of following the head")
     .action(async (flags) => {
-      const config = parseConfig(flags, process.env);
+      const config = parseConfig(flags, environment.variables);
       const stopAt = flags.stopAt === undefined ? undefined : Number(flags.stopAt);
       if (stopAt !== undefined && !Number.isSafeInteger(stopAt)) {
         throw new ConfigError([`stop at: ${flags.stopAt} is not a block number`]);
       }
-      await runIndexCommand(config, stopAt);
+      await runIndexCommand(config, lifecycle, stopAt);
     });
 }
 
-export async function runIndexCommand(config: Config, stopAt?: number): Promise<void> {
+export async function runIndexCommand(config: Config, lifecycle: Lifecycle, stopAt?: number): Promise<void> {
   const logger = createLogger(config.logLevel);
-  const controller = new AbortController();
-  const removeHandlers = onShutdown(() => controller.abort());
-  const database = await openDatabase(config.databaseUrl, config.dataDir, logger, config.chains.length);
+  const database = await openDatabase(
+    config.databaseUrl,
+    config.dataDir,
+    logger,
+    lifecycle,
+    config.chains.length,
+  );
   const display = createProgressDisplay(logger, process.stderr.isTTY === true);
-  try {
-    await runIndexers({
-      config,
-      sql: database.sql,
-      logger,
-      onProgress: display.update,
-      signal: controller.signal,
-      ...(stopAt !== undefined ? { untilBlock: stopAt } : {}),
-    });
-  } finally {
-    display.stop();
-    removeHandlers();
-    await database.close();
-  }
+  lifecycle.defer(() => display.stop());
+  if (lifecycle.signal.aborted) return;
+  await runIndexers({
+    config,
+    sql: database.sql,
+    logger,
+    onProgress: display.update,
+    signal: lifecycle.signal,
+    ...(stopAt !== undefined ? { untilBlock: stopAt } : {}),
+  });
+  if (lifecycle.signal.aborted) logger.info("stopped on request");
 }

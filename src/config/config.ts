@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { CHAIN_PRESETS } from "./chains.ts";
+import type { Variables } from "./environment.ts";
 
 export type ContractDiscovery = "auto" | "traces" | "receipts" | "events";
 
@@ -26,11 +27,17 @@ export interface IndexerTuning {
   maxLogRange: number;
 }
 
-export interface Config {
+export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace";
+
+/** Where the data goes and how much is logged: what every command needs. */
+export interface DatabaseConfig {
   /** Unset: an embedded PostgreSQL in `dataDir`. */
   databaseUrl: string | undefined;
   dataDir: string;
-  logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace";
+  logLevel: LogLevel;
+}
+
+export interface Config extends DatabaseConfig {
   chains: ChainConfig[];
   tuning: IndexerTuning;
 }
@@ -80,14 +87,9 @@ const rpcUrl = z
  * Parses flags and environment once into a validated configuration. Every problem is
  * collected, so one run tells the operator everything that is wrong.
  */
-export function parseConfig(input: ConfigInput, env: NodeJS.ProcessEnv): Config {
+export function parseConfig(input: ConfigInput, env: Variables): Config {
   const problems: string[] = [];
-  const field = <T>(label: string, schema: z.ZodType<T>, value: unknown): T | undefined => {
-    const parsed = schema.safeParse(value);
-    if (parsed.success) return parsed.data;
-    for (const issue of parsed.error.issues) problems.push(`${label}: ${issue.message}`);
-    return undefined;
-  };
+  const field = fieldParser(problems);
 
   const chainSpecs = input.chain?.length ? input.chain : splitList(env.MINTLENS_CHAINS);
   const chains: ChainConfig[] = [];
@@ -182,23 +184,50 @@ export function parseConfig(input: ConfigInput, env: NodeJS.ProcessEnv): Config 
     maxLogRange: num("max log range", input.maxLogRange, "MINTLENS_MAX_LOG_RANGE", 2000, 1),
   };
 
+  const database = databaseFields(input, env, problems);
+  if (problems.length > 0) throw new ConfigError(problems);
+  return { ...database, chains, tuning };
+}
+
+/** The database and logging part of the configuration alone, for commands that index nothing. */
+export function parseDatabaseConfig(
+  input: Pick<ConfigInput, "databaseUrl" | "dataDir" | "logLevel">,
+  env: Variables,
+): DatabaseConfig {
+  const problems: string[] = [];
+  const database = databaseFields(input, env, problems);
+  if (problems.length > 0) throw new ConfigError(problems);
+  return database;
+}
+
+function databaseFields(
+  input: Pick<ConfigInput, "databaseUrl" | "dataDir" | "logLevel">,
+  env: Variables,
+  problems: string[],
+): DatabaseConfig {
   const databaseUrl = input.databaseUrl ?? env.DATABASE_URL;
   if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
     problems.push("database url: must be a postgres:// or postgresql:// URL");
   }
-  const logLevel = field(
+  const logLevel = fieldParser(problems)(
     "log level",
     z.enum(["fatal", "error", "warn", "info", "debug", "trace"]),
     input.logLevel ?? env.MINTLENS_LOG_LEVEL ?? "info",
   );
-
-  if (problems.length > 0) throw new ConfigError(problems);
   return {
     databaseUrl,
     dataDir: input.dataDir ?? env.MINTLENS_DATA_DIR ?? ".mintlens",
     logLevel: logLevel ?? "info",
-    chains,
-    tuning,
+  };
+}
+
+/** Parses one value, adding what is wrong with it to `problems`. */
+function fieldParser(problems: string[]) {
+  return <T>(label: string, schema: z.ZodType<T>, value: unknown): T | undefined => {
+    const parsed = schema.safeParse(value);
+    if (parsed.success) return parsed.data;
+    for (const issue of parsed.error.issues) problems.push(`${label}: ${issue.message}`);
+    return undefined;
   };
 }
 

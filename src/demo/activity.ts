@@ -67,6 +67,8 @@ export interface HistoryOptions extends DemoOptions {
   actionsPerBlock?: number;
   /** Called after each simulated day. */
   onProgress?: (progress: { day: number; days: number; blocks: number; transactions: number }) => void;
+  /** Ends the generation between two days, throwing the signal's reason. */
+  signal?: AbortSignal;
 }
 
 export interface HistorySummary {
@@ -182,6 +184,7 @@ export async function generateHistory(options: HistoryOptions): Promise<HistoryS
 
     const planner = new ActivityPlanner(world, prng, counts);
     for (day = 0; day < days; day++) {
+      options.signal?.throwIfAborted();
       if (day > 0) slotsToday.clear();
       // A deployment scheduled for the day comes before that day's trading.
       for (const item of schedule) if (item.day === day) await item.deploy();

@@ -18,6 +18,8 @@ export interface AnvilOptions {
   args?: readonly string[];
   /** Port to listen on; 0 (the default) lets the system pick a free one. */
   port?: number;
+  /** The anvil binary; default: `anvilBinary()`. */
+  binary?: string;
 }
 
 export interface Anvil {
@@ -28,10 +30,8 @@ export interface Anvil {
   stop(): Promise<void>;
 }
 
-/** Where the anvil binary is: MINTLENS_ANVIL_BIN, else the npm package's, else `anvil` on the PATH. */
+/** Where the anvil binary is: the npm package's, else `anvil` on the PATH. */
 export function anvilBinary(): string {
-  const fromEnv = process.env.MINTLENS_ANVIL_BIN;
-  if (fromEnv) return fromEnv;
   try {
     const require = createRequire(import.meta.url);
     const pkg = require.resolve("@foundry-rs/anvil-linux-amd64/package.json");
@@ -52,8 +52,16 @@ export async function startAnvil(options: AnvilOptions = {}): Promise<Anvil> {
   if (options.timestamp !== undefined) args.push("--timestamp", String(options.timestamp));
   args.push(...(options.args ?? []));
 
-  const child = spawn(anvilBinary(), args, { stdio: ["ignore", "pipe", "pipe"] });
-  const port = await waitForListening(child);
+  const binary = options.binary ?? anvilBinary();
+  // A process group of its own: a Ctrl+C at the terminal reaches only its owner, which stops it
+  // once nothing needs the chain any more, as it does for a SIGTERM sent to the owner alone.
+  const child = spawn(binary, args, { stdio: ["ignore", "pipe", "pipe"], detached: true });
+  // Should the owner end without stopping it (a crash, a second Ctrl+C), anvil goes too.
+  const orphanGuard = () => child.kill("SIGTERM");
+  process.on("exit", orphanGuard);
+  child.once("exit", () => process.off("exit", orphanGuard));
+  child.once("error", () => process.off("exit", orphanGuard));
+  const port = await waitForListening(child, binary);
   const pid = child.pid ?? -1;
   return {
     url: `http://127.0.0.1:${port}`,
@@ -63,7 +71,7 @@ export async function startAnvil(options: AnvilOptions = {}): Promise<Anvil> {
   };
 }
 
-function waitForListening(child: ChildProcess): Promise<number> {
+function waitForListening(child: ChildProcess, binary: string): Promise<number> {
   return new Promise((resolve, reject) => {
     let stderr = "";
     const timer = setTimeout(() => {
@@ -75,12 +83,13 @@ function waitForListening(child: ChildProcess): Promise<number> {
     });
     child.once("error", (error) => {
       clearTimeout(timer);
-      reject(new Error(`cannot run anvil (${anvilBinary()}): ${error.message}`));
+      reject(new Error(`cannot run anvil (${binary}): ${error.message}`));
     });
-    child.once("exit", (code) => {
+    const onExit = (code: number | null) => {
       clearTimeout(timer);
       reject(new Error(`anvil exited with code ${code}: ${stderr.trim()}`));
-    });
+    };
+    child.once("exit", onExit);
     const stdout = child.stdout;
     if (!stdout) return;
     const lines = createInterface({ input: stdout });
@@ -88,7 +97,7 @@ function waitForListening(child: ChildProcess): Promise<number> {
       const match = /Listening on [^:]+:(\d+)/.exec(line);
       if (match?.[1]) {
         clearTimeout(timer);
-        child.removeAllListeners("exit");
+        child.off("exit", onExit);
         // Keep draining anvil's output so it never blocks on a full pipe.
         lines.removeAllListeners("line");
         lines.on("line", () => {});

