@@ -6,7 +6,13 @@ import { errorMessage, TransientError, UserFacingError } from "../core/errors.ts
 import type { Hex } from "../core/hex.ts";
 import type { Logger } from "../core/logger.ts";
 import { redactUrl } from "../core/url.ts";
-import { ensureChain, oldestRecentBlock, storedBlockHash, storedBlockHashes } from "../store/chain-state.ts";
+import {
+  ensureChain,
+  nextBlock,
+  oldestRecentBlock,
+  storedBlockHash,
+  storedBlockHashes,
+} from "../store/chain-state.ts";
 import { storedContracts } from "../store/contracts.ts";
 import type { Sql } from "../store/database.ts";
 import { classifyDatabaseError } from "../store/errors.ts";
@@ -162,11 +168,17 @@ class ChainIndexer {
   async run(signal: AbortSignal): Promise<void> {
     const { sql, chain, client, tuning, logger } = this.options;
     this.next = await ensureChain(sql, chain);
-    this.lastHash = await storedBlockHash(sql, chain.chainId, this.next - 1);
     logger.info({ chain: chain.name, nextBlock: this.next }, "indexing");
+    // After a failed round the store is the only truth: the checkpoint and tip are read again.
+    let resync = true;
     while (!signal.aborted) {
-      if (this.options.untilBlock !== undefined && this.next > this.options.untilBlock) return;
       try {
+        if (resync) {
+          this.next = await nextBlock(sql, chain.chainId);
+          this.lastHash = await storedBlockHash(sql, chain.chainId, this.next - 1);
+          resync = false;
+        }
+        if (this.options.untilBlock !== undefined && this.next > this.options.untilBlock) return;
         if (!(await this.lock.ensureHeld())) {
           throw new UserFacingError(
             `${chain.name}: lost the chain lock with a dropped database connection, and another indexer has taken it`,
@@ -185,6 +197,7 @@ class ChainIndexer {
         this.lastFailure = undefined;
       } catch (error) {
         if (signal.aborted) return;
+        resync = true;
         const kind = failureKind(error);
         const message = errorMessage(error);
         if (kind === "fatal") {
