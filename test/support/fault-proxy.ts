@@ -42,6 +42,11 @@ export interface FaultProxyOptions {
   stripReceiptStatus?: boolean;
   /** Answer every request with this HTTP status, never reaching the upstream. */
   alwaysFailStatus?: number;
+  /**
+   * The first `times` answers to these methods carry a non-hex character in their first address or hash
+   * (address, hash, from, blockHash, transactionHash), as a broken node or middlebox sends them.
+   */
+  nonHex?: { methods: readonly string[]; times: number };
 }
 
 export interface FaultCounters extends Record<FaultKind, number> {
@@ -55,6 +60,8 @@ export interface FaultCounters extends Record<FaultKind, number> {
   /** Trace requests refused for a block below `tracesFrom`. */
   traceRefused: number;
   alwaysFailed: number;
+  /** Answers given a non-hex character. */
+  nonHex: number;
   /** HTTP requests open at once, now and at most so far. */
   open: number;
   maxOpen: number;
@@ -170,6 +177,7 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
     methodDisabled: 0,
     traceRefused: 0,
     alwaysFailed: 0,
+    nonHex: 0,
     open: 0,
     maxOpen: 0,
   };
@@ -257,6 +265,25 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
       }
       if (call.method === "eth_getTransactionReceipt")
         delete (response.result as { status?: unknown }).status;
+    }
+    const nonHex = options.nonHex;
+    if (
+      nonHex &&
+      counters.nonHex < nonHex.times &&
+      typeof call.method === "string" &&
+      nonHex.methods.includes(call.method) &&
+      response.result !== undefined &&
+      response.result !== null
+    ) {
+      const text = JSON.stringify(response.result);
+      const spoiled = text.replace(
+        /"(address|hash|from|blockHash|transactionHash)":"0x(?:[0-9a-fA-F]{40}|[0-9a-fA-F]{64})"/,
+        (found) => `${found.slice(0, -2)}g"`,
+      );
+      if (spoiled !== text) {
+        counters.nonHex++;
+        return { ...response, result: JSON.parse(spoiled) };
+      }
     }
     if (call.method === "eth_getBlockByNumber" && response.result !== null && pick(["nullBlock"])) {
       counters.nullBlock++;
