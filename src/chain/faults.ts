@@ -9,7 +9,7 @@ export type Verdict =
   | "retry-alone"
   /** eth_getLogs only: the node refuses this many blocks or results; ask for a smaller range. */
   | "too-large"
-  /** eth_call only: the EVM failed the call (revert, invalid opcode, out of gas). */
+  /** eth_call only: the EVM failed the call (revert, invalid opcode, out of gas, past the node's time limit). */
   | "revert"
   /** The node does not offer the method. */
   | "method-missing"
@@ -46,8 +46,13 @@ const INVALID_RANGE = /invalid block range|fromBlock.*(after|greater than|>).*to
 const METHOD_MISSING =
   /method .*(not found|does not exist|not available|not supported|unsupported|not allowed|not whitelisted|disabled|not enabled)|(unsupported|unknown|invalid) method|namespace .*(disabled|not enabled)|not supported on|is not supported/i;
 
+/**
+ * Includes the node stopping a call that ran past its time limit (geth and erigon: "execution aborted
+ * (timeout = 5s)"): the same call would run as long again, so a contract too slow to answer counts as
+ * one that gives no answer.
+ */
 const REVERTED =
-  /revert|invalid opcode|out of gas|stack (underflow|overflow|limit)|invalid jump|bad instruction|vm execution error|vm exception|execution error|evm error|invalid instruction|write protection|static state change|bad jump/i;
+  /revert|invalid opcode|out of gas|stack (underflow|overflow|limit)|invalid jump|bad instruction|vm execution error|vm exception|execution error|evm error|invalid instruction|write protection|static state change|bad jump|execution aborted/i;
 
 /** Several nodes cap the size of a whole batch answer; the requests are fine on their own. */
 const BATCH_TOO_LARGE =

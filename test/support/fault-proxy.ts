@@ -34,6 +34,8 @@ export interface FaultProxyOptions {
   maxLogRange?: number;
   /** Methods answered with "method not found", as a node without them would. */
   disabledMethods?: readonly string[];
+  /** Methods answered with this JSON-RPC error, as a node in that condition answers them. */
+  rpcErrors?: Readonly<Record<string, { code: number; message: string }>>;
   /** Trace methods refuse blocks below this one, as a full node without their state does. */
   tracesFrom?: number;
   /** Remove txHash from debug_traceBlockByNumber answers, as geth before 1.11 sent them. */
@@ -57,6 +59,8 @@ export interface FaultCounters extends Record<FaultKind, number> {
   /** Refused eth_getLogs ranges, by index into RANGE_REFUSALS. */
   rangeRefused: number[];
   methodDisabled: number;
+  /** Calls answered with one of `rpcErrors`. */
+  rpcErrors: number;
   /** Trace requests refused for a block below `tracesFrom`. */
   traceRefused: number;
   alwaysFailed: number;
@@ -175,6 +179,7 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
     nullBlock: 0,
     rangeRefused: RANGE_REFUSALS.map(() => 0),
     methodDisabled: 0,
+    rpcErrors: 0,
     traceRefused: 0,
     alwaysFailed: 0,
     nonHex: 0,
@@ -214,6 +219,11 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
           error: { code: -32601, message: `the method ${call.method} does not exist/is not available` },
         },
       };
+    }
+    const rpcError = typeof call.method === "string" ? options.rpcErrors?.[call.method] : undefined;
+    if (rpcError) {
+      counters.rpcErrors++;
+      return { status: 200, body: { jsonrpc: "2.0", id: call.id, error: rpcError } };
     }
     if (options.tracesFrom !== undefined && tracedBlock(call) < options.tracesFrom) {
       counters.traceRefused++;
