@@ -1,6 +1,6 @@
 import { UserFacingError } from "../core/errors.ts";
 import { type Address, type Hex, numberToHex } from "../core/hex.ts";
-import { MalformedAnswerError } from "./errors.ts";
+import { NotAvailableYetError } from "./errors.ts";
 import { getHeaders } from "./headers.ts";
 import { LogFetcher } from "./logs.ts";
 import { address, hexData, object, quantity } from "./parse.ts";
@@ -107,7 +107,7 @@ export function createChainClient(options: ChainClientOptions): ChainClient {
         params: [txHash],
         parse: (r) => {
           if (r === null)
-            throw new MalformedAnswerError(`transaction ${txHash} is not available on the node yet`);
+            throw new NotAvailableYetError(`transaction ${txHash} is not available on the node yet`);
           return address(object(r, `transaction ${txHash}`).from, `transaction ${txHash} from`);
         },
       }),

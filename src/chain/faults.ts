@@ -96,3 +96,16 @@ export function classify(failure: Failure): Verdict {
   // the node; the retry budget bounds the cost of being wrong.
   return "retry";
 }
+
+/**
+ * Whether a failure worth retrying looks like an outage (no answer, an HTTP status that means overloaded
+ * or down, a rate limit, a node behind the block asked for) rather than a node that answers, but with an
+ * error it does not explain. Only the second kind, when it lasts through every retry, says the node will
+ * not serve this request.
+ */
+export function isOutage(failure: Failure): boolean {
+  const { status, code, message } = failure;
+  if (code === undefined || status === 429 || code === 429) return true;
+  if (status !== undefined && (status === 408 || status === 425 || status >= 500)) return true;
+  return RATE_LIMITED.test(message) || LAGGING.test(message);
+}

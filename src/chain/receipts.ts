@@ -1,6 +1,6 @@
 import { type Hex, numberToHex } from "../core/hex.ts";
 import type { ContractCreation } from "../core/types.ts";
-import { MalformedAnswerError, NodeRejectedError } from "./errors.ts";
+import { MalformedAnswerError, NodeRejectedError, NotAvailableYetError } from "./errors.ts";
 import { address, array, checkBlockRange, hash, object, optionalAddress, quantity } from "./parse.ts";
 import type { ChainLogger, RpcTransport } from "./transport.ts";
 
@@ -15,7 +15,7 @@ interface Deployment {
 
 /** The deployment a receipt records, if it records a successful or possibly successful one. */
 export function parseReceipt(result: unknown, n: number, what: string): Deployment | undefined {
-  if (result === null) throw new MalformedAnswerError(`${what} is not available on the node yet`);
+  if (result === null) throw new NotAvailableYetError(`${what} is not available on the node yet`);
   const receipt = object(result, what);
   const block = quantity(receipt.blockNumber, `${what} blockNumber`);
   if (block !== n)
@@ -39,7 +39,7 @@ export function parseReceipt(result: unknown, n: number, what: string): Deployme
 
 export function parseBlockReceipts(result: unknown, n: number): Deployment[] {
   if (result === null)
-    throw new MalformedAnswerError(`receipts of block ${n} are not available on the node yet`);
+    throw new NotAvailableYetError(`receipts of block ${n} are not available on the node yet`);
   const deployments: Deployment[] = [];
   const receipts = array(result, `receipts of block ${n}`);
   for (let i = 0; i < receipts.length; i++) {
@@ -123,7 +123,7 @@ export class ReceiptSource {
 
 /** Hashes of the block's transactions that deploy a contract (no recipient). */
 function deploymentTransactions(result: unknown, n: number): Hex[] {
-  if (result === null) throw new MalformedAnswerError(`block ${n} is not available on the node yet`);
+  if (result === null) throw new NotAvailableYetError(`block ${n} is not available on the node yet`);
   const block = object(result, `block ${n}`);
   const hashes: Hex[] = [];
   const transactions = array(block.transactions, `block ${n} transactions`);

@@ -1,7 +1,7 @@
 import { UserFacingError } from "../core/errors.ts";
 import { type Hex, numberToHex } from "../core/hex.ts";
 import type { ContractCreation } from "../core/types.ts";
-import { MalformedAnswerError, NodeRejectedError } from "./errors.ts";
+import { MalformedAnswerError, NodeRejectedError, NotAvailableYetError } from "./errors.ts";
 import { array, checkBlockRange, hash, object } from "./parse.ts";
 import { backoffDelay } from "./retry.ts";
 import type { TraceApi } from "./rpc-types.ts";
@@ -119,7 +119,7 @@ export class TraceSource {
 }
 
 function blockTransactionHashes(result: unknown, n: number): Hex[] {
-  if (result === null) throw new MalformedAnswerError(`block ${n} is not available on the node yet`);
+  if (result === null) throw new NotAvailableYetError(`block ${n} is not available on the node yet`);
   const block = object(result, `block ${n}`);
   return array(block.transactions, `block ${n} transactions`).map((tx, i) =>
     hash(tx, `block ${n} transaction ${i}`),

@@ -1,6 +1,6 @@
 import type { Address, Hex } from "../core/hex.ts";
 import type { ContractCreation } from "../core/types.ts";
-import { MalformedAnswerError } from "./errors.ts";
+import { MalformedAnswerError, NotAvailableYetError } from "./errors.ts";
 import { address, array, hash, object, quantity, type RawObject } from "./parse.ts";
 
 /**
@@ -19,7 +19,7 @@ function failed(frame: RawObject): boolean {
  * have no transaction and are skipped.
  */
 export function parseParityBlockTraces(result: unknown, blockNumber: number): ContractCreation[] {
-  if (result === null) throw new MalformedAnswerError(`traces of block ${blockNumber} are not available yet`);
+  if (result === null) throw new NotAvailableYetError(`traces of block ${blockNumber} are not available yet`);
   const traces = array(result, `trace_block ${blockNumber} result`);
   const failedPaths = new Set<string>();
   const senders = new Map<string, Address>();
@@ -88,7 +88,7 @@ export function parseGethBlockTraces(
   blockNumber: number,
   txHashes?: readonly Hex[],
 ): ContractCreation[] {
-  if (result === null) throw new MalformedAnswerError(`traces of block ${blockNumber} are not available yet`);
+  if (result === null) throw new NotAvailableYetError(`traces of block ${blockNumber} are not available yet`);
   const entries = array(result, `debug_traceBlockByNumber ${blockNumber} result`);
   if (txHashes && txHashes.length !== entries.length) {
     throw new MalformedAnswerError(
