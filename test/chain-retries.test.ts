@@ -12,6 +12,7 @@ import { createChainClient } from "../src/chain/client.ts";
 import { MalformedAnswerError, RepeatedNodeError } from "../src/chain/errors.ts";
 import { classify } from "../src/chain/faults.ts";
 import { TransientError } from "../src/core/errors.ts";
+import type { Hex } from "../src/core/hex.ts";
 import { type Anvil, startAnvil } from "../src/devchain/anvil.ts";
 import { buildCreations, type CreationScenario, FixtureChain, fixtureAbi } from "./support/chain-fixture.ts";
 import { type FaultProxyOptions, startFaultProxy } from "./support/fault-proxy.ts";
@@ -150,6 +151,57 @@ describe("retries against a real node", () => {
     } finally {
       await client.close();
       await proxy.close();
+    }
+  });
+
+  test("the sender comes by block and position, from a node that prunes its transaction index", async () => {
+    const proxy = await startFaultProxy({ upstream: anvil.url, nullAnswers: ["eth_getTransactionByHash"] });
+    const client = createChainClient({ url: proxy.url, retries: 2, retryBaseMs: 1 });
+    try {
+      assert.equal(await client.getTransactionSender(scenario.someTx), chain.sender);
+      const byHash = await fetch(proxy.url, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "eth_getTransactionByHash",
+          params: [scenario.someTx.hash],
+        }),
+      });
+      assert.equal(((await byHash.json()) as { result: unknown }).result, null);
+      assert.equal(proxy.counters.nullAnswers, 1);
+    } finally {
+      await client.close();
+      await proxy.close();
+    }
+  });
+
+  test("a sender lookup answered with another transaction is refused; one of an unknown block is a lag", async () => {
+    const client = createChainClient({ url: anvil.url, retries: 2, retryBaseMs: 1 });
+    try {
+      const other = scenario.traced[0]?.txHash as Hex;
+      await assert.rejects(
+        client.getTransactionSender({ ...scenario.someTx, hash: other }),
+        (error: unknown) => {
+          assert.ok(error instanceof RepeatedNodeError);
+          assert.equal(error.method, "eth_getTransactionByBlockHashAndIndex");
+          assert.ok(error.cause instanceof MalformedAnswerError);
+          assert.match(
+            error.message,
+            new RegExp(`expecting ${other}, the node answered ${scenario.someTx.hash}$`),
+          );
+          return true;
+        },
+      );
+      const elsewhere = { ...scenario.someTx, blockHash: `0x${"ab".repeat(32)}` as Hex };
+      await assert.rejects(client.getTransactionSender(elsewhere), (error: unknown) => {
+        assert.ok(error instanceof TransientError && !(error instanceof RepeatedNodeError));
+        assert.match(error.message, /is not available on the node yet$/);
+        return true;
+      });
+    } finally {
+      await client.close();
     }
   });
 });

@@ -180,7 +180,11 @@ async function firstSeenOf(
   }
   const entries = await Promise.all(
     [...earliest].map(async ([address, log]): Promise<[Address, FirstSeen]> => {
-      const minter = await client.getTransactionSender(log.transactionHash);
+      const minter = await client.getTransactionSender({
+        blockHash: log.blockHash,
+        index: log.transactionIndex,
+        hash: log.transactionHash,
+      });
       return [address, { txHash: log.transactionHash, blockNumber: log.blockNumber, minter }];
     }),
   );

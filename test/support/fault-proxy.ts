@@ -34,6 +34,8 @@ export interface FaultProxyOptions {
   maxLogRange?: number;
   /** Methods answered with "method not found", as a node without them would. */
   disabledMethods?: readonly string[];
+  /** Methods answered with a null result, as a node that prunes its transaction index answers eth_getTransactionByHash. */
+  nullAnswers?: readonly string[];
   /** Methods answered with this JSON-RPC error, as a node in that condition answers them. */
   rpcErrors?: Readonly<Record<string, { code: number; message: string }>>;
   /** Trace methods refuse blocks below this one, as a full node without their state does. */
@@ -59,6 +61,8 @@ export interface FaultCounters extends Record<FaultKind, number> {
   /** Refused eth_getLogs ranges, by index into RANGE_REFUSALS. */
   rangeRefused: number[];
   methodDisabled: number;
+  /** Calls answered null for being one of `nullAnswers`. */
+  nullAnswers: number;
   /** Calls answered with one of `rpcErrors`. */
   rpcErrors: number;
   /** Trace requests refused for a block below `tracesFrom`. */
@@ -179,6 +183,7 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
     nullBlock: 0,
     rangeRefused: RANGE_REFUSALS.map(() => 0),
     methodDisabled: 0,
+    nullAnswers: 0,
     rpcErrors: 0,
     traceRefused: 0,
     alwaysFailed: 0,
@@ -219,6 +224,10 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
           error: { code: -32601, message: `the method ${call.method} does not exist/is not available` },
         },
       };
+    }
+    if (typeof call.method === "string" && options.nullAnswers?.includes(call.method)) {
+      counters.nullAnswers++;
+      return { status: 200, body: { jsonrpc: "2.0", id: call.id, result: null } };
     }
     const rpcError = typeof call.method === "string" ? options.rpcErrors?.[call.method] : undefined;
     if (rpcError) {
