@@ -10,7 +10,7 @@ import { after, before, describe, test } from "node:test";
 import { encodeFunctionData } from "viem";
 import { createChainClient } from "../src/chain/client.ts";
 import { MalformedAnswerError, RepeatedNodeError } from "../src/chain/errors.ts";
-import { classify } from "../src/chain/faults.ts";
+import { classify, isOutage } from "../src/chain/faults.ts";
 import { TransientError } from "../src/core/errors.ts";
 import type { Hex } from "../src/core/hex.ts";
 import { type Anvil, startAnvil } from "../src/devchain/anvil.ts";
@@ -33,6 +33,21 @@ describe("retries against a real node", () => {
 
   after(async () => {
     await anvil?.stop();
+  });
+
+  test("a block asked for by a hash the node does not know is a lag, whatever the node's words", () => {
+    for (const error of [
+      {
+        code: -32000,
+        message: "block 0x61fd5bf77db0e3533a641d2b486e94519f460ae5e00cfb300017ff114e448a3d not found",
+      },
+      { code: -32001, message: "Resource not found" },
+      { code: -32000, message: "unknown block" },
+    ]) {
+      const failure = { method: "debug_traceBlockByHash", ...error, inBatch: false };
+      assert.equal(classify(failure), "retry", error.message);
+      assert.equal(isOutage(failure), true, error.message);
+    }
   });
 
   test("an eth_call the node aborted for running too long is no answer, not asked again", async () => {

@@ -11,9 +11,20 @@ import { createChainClient } from "../src/chain/client.ts";
 import { MalformedAnswerError } from "../src/chain/errors.ts";
 import { parseLogs } from "../src/chain/logs.ts";
 import { address, hash } from "../src/chain/parse.ts";
+import { parseBlockReceipts } from "../src/chain/receipts.ts";
+import { parseParityBlockTraces } from "../src/chain/traces.ts";
+import { TransientError } from "../src/core/errors.ts";
+import type { BlockHeader, ContractCreation } from "../src/core/types.ts";
 import { type Anvil, startAnvil } from "../src/devchain/anvil.ts";
-import { buildCreations, emitPings, FixtureChain } from "./support/chain-fixture.ts";
-import { startFaultProxy } from "./support/fault-proxy.ts";
+import { type CreationSource, type ReadBlocks, readBlocks } from "../src/indexer/fetch-batch.ts";
+import {
+  buildCreations,
+  type CreationScenario,
+  emitPings,
+  FixtureChain,
+  rawRpc,
+} from "./support/chain-fixture.ts";
+import { type FaultCounters, type FaultProxyOptions, startFaultProxy } from "./support/fault-proxy.ts";
 
 const BLOCKS = new URL("./fixtures/realdata/ethereum-etl/blocks_17173049_17173050/", import.meta.url);
 
@@ -60,6 +71,7 @@ function recordedRawLogs(): RawLog[] {
 }
 
 const PING = keccak256(toHex("Ping(uint256,address,uint256)"));
+const OTHER = `0x${"ab".repeat(32)}`;
 
 describe("addresses and hashes from the node are hex", () => {
   const raw = recordedRawLogs();
@@ -160,14 +172,15 @@ describe("addresses and hashes from the node are hex", () => {
   });
 });
 
-describe("a node that sends non-hex characters", () => {
+describe("what a real node returns, checked", () => {
   let anvil: Anvil;
+  let scenario: CreationScenario;
   let last: number;
 
   before(async () => {
     anvil = await startAnvil();
     const chain = await FixtureChain.create(anvil.url);
-    const scenario = await buildCreations(chain);
+    scenario = await buildCreations(chain);
     await emitPings(chain, scenario.emitter, 2, 5);
     last = await chain.blockNumber();
   });
@@ -176,7 +189,7 @@ describe("a node that sends non-hex characters", () => {
     await anvil?.stop();
   });
 
-  test("is asked again, and what it answers then is returned", async () => {
+  test("non-hex characters: asked again, and what the node answers then is returned", async () => {
     const numbers = Array.from({ length: last + 1 }, (_, i) => i);
     const readAll = async (url: string) => {
       const client = createChainClient({ url, retries: 4, retryBaseMs: 1, maxLogRange: last + 1 });
@@ -206,5 +219,93 @@ describe("a node that sends non-hex characters", () => {
       await clean.close();
       await spoiling.close();
     }
+  });
+
+  /** Reads blocks [0, last] through a proxy with these faults, as a batch of the indexer reads them. */
+  async function readThrough(
+    source: CreationSource,
+    faults: Omit<FaultProxyOptions, "upstream"> = {},
+  ): Promise<{ read?: ReadBlocks; error?: unknown; counters: FaultCounters }> {
+    const proxy = await startFaultProxy({ upstream: anvil.url, ...faults });
+    const client = createChainClient({ url: proxy.url, retries: 2, retryBaseMs: 1 });
+    try {
+      return { read: await readBlocks(client, source, 0, last, [PING]), counters: proxy.counters };
+    } catch (error) {
+      return { error, counters: proxy.counters };
+    } finally {
+      await client.close();
+      await proxy.close();
+    }
+  }
+
+  test("creations carry their block's hash, from traces of either form and from receipts", async () => {
+    const parity = await readThrough("traces");
+    assert.deepEqual(parity.read?.creations, scenario.traced);
+    const geth = await readThrough("traces", { disabledMethods: ["trace_block"] });
+    assert.deepEqual(geth.read?.creations, scenario.traced);
+    // Traced by the hash of the block, not by its number.
+    assert.equal(geth.counters.methods.debug_traceBlockByNumber, 1, "the probe alone");
+    assert.equal(geth.counters.methods.debug_traceBlockByHash, last + 1);
+    const oldGeth = await readThrough("traces", {
+      disabledMethods: ["trace_block"],
+      stripTraceTxHashes: true,
+    });
+    assert.deepEqual(oldGeth.read?.creations, scenario.traced);
+    for (const disabledMethods of [[], ["eth_getBlockReceipts"]]) {
+      const receipts = await readThrough("receipts", { disabledMethods });
+      assert.deepEqual(receipts.read?.creations, scenario.deployments);
+    }
+    const headers: readonly BlockHeader[] = parity.read?.headers ?? [];
+    for (const creation of scenario.traced)
+      assert.equal(creation.blockHash, headers[creation.blockNumber]?.hash);
+  });
+
+  test("a trace or receipt of another fork's block is refused, and the blocks are to be read again", async () => {
+    const cases: [string, CreationSource, Omit<FaultProxyOptions, "upstream">][] = [
+      ["trace_block", "traces", { otherFork: ["trace_block"] }],
+      ["eth_getBlockReceipts", "receipts", { otherFork: ["eth_getBlockReceipts"] }],
+      [
+        "eth_getTransactionReceipt",
+        "receipts",
+        { disabledMethods: ["eth_getBlockReceipts"], otherFork: ["eth_getTransactionReceipt"] },
+      ],
+    ];
+    for (const [method, source, faults] of cases) {
+      const { read, error, counters } = await readThrough(source, faults);
+      assert.equal(read, undefined, method);
+      assert.ok(counters.otherFork > 0, method);
+      assert.ok(error instanceof TransientError, method);
+      const first = source === "traces" ? scenario.traced[0] : scenario.deployments[0];
+      assert.equal(
+        error.message,
+        `the creation of ${first?.address} in block ${first?.blockNumber} is not from the block the node returned`,
+        method,
+      );
+    }
+  });
+
+  test("the parsers refuse traces and receipts of two blocks at once", async () => {
+    const made = scenario.traced[2] as ContractCreation;
+    const traces = await rawRpc<{ blockHash: string }[]>(anvil.url, "trace_block", [toHex(made.blockNumber)]);
+    assert.deepEqual(parseParityBlockTraces(traces, made.blockNumber), scenario.traced.slice(2));
+    const mixed = traces.map((trace, i) =>
+      i === traces.length - 1 ? { ...trace, blockHash: OTHER } : trace,
+    );
+    assert.throws(() => parseParityBlockTraces(mixed, made.blockNumber), /of two blocks/);
+
+    const deployed = scenario.deployments[0] as ContractCreation;
+    const receipts = await rawRpc<{ blockHash: string }[]>(anvil.url, "eth_getBlockReceipts", [
+      toHex(deployed.blockNumber),
+    ]);
+    assert.deepEqual(
+      parseBlockReceipts(receipts, deployed.blockNumber).map((d) => d.creation),
+      [deployed],
+    );
+    const twice = [...receipts, { ...receipts[0], blockHash: OTHER }];
+    assert.throws(() => parseBlockReceipts(twice, deployed.blockNumber), /of two blocks/);
+    assert.throws(
+      () => parseBlockReceipts([{ ...receipts[0], blockHash: null }], deployed.blockNumber),
+      MalformedAnswerError,
+    );
   });
 });

@@ -75,12 +75,7 @@ export function createChainClient(options: ChainClientOptions): ChainClient {
       parse: (r) => hexData(r, "eth_getCode result"),
     });
 
-  const traces = new TraceSource(transport, {
-    head: blockNumber,
-    retries,
-    retryBaseMs,
-    logger: options.logger,
-  });
+  const traces = new TraceSource(transport, { head: blockNumber, logger: options.logger });
   const receipts = new ReceiptSource(transport, getCode, options.logger);
 
   return {

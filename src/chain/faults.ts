@@ -30,9 +30,13 @@ export interface Failure {
 const RATE_LIMITED =
   /rate.?limit|too many requests|exceeded .*capacity|request rate|daily request|compute units|throughput|quota|credits|try again (later|in)|please slow down|capacity exceeded/i;
 
-/** The node is behind the block asked for: it will have it shortly. */
+/**
+ * The node is behind the block asked for: it will have it shortly. A block asked for by hash that the
+ * node does not know ("block 0x… not found", EIP-1474's -32001 "resource not found") reads the same: a
+ * replica behind, or a block of a fork the node never had, which the batch read again no longer names.
+ */
 const LAGGING =
-  /header not found|unknown block|block not found|not yet available|not available yet|beyond (the )?(current )?head|block height is \d+ but requested was|greater than (the )?(latest|head|current)|after last accepted block|not been (mined|indexed)|still syncing|missing block/i;
+  /header not found|unknown block|block not found|block (#?\d+|0x[0-9a-f]+) not found|resource not found|not yet available|not available yet|beyond (the )?(current )?head|block height is \d+ but requested was|greater than (the )?(latest|head|current)|after last accepted block|not been (mined|indexed)|still syncing|missing block/i;
 
 /** State or history this node does not keep; waiting will not produce it. */
 const STATE_UNAVAILABLE =

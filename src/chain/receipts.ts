@@ -32,6 +32,7 @@ export function parseReceipt(result: unknown, n: number, what: string): Deployme
       txFrom: from,
       txHash: hash(receipt.transactionHash, `${what} transactionHash`),
       blockNumber: n,
+      blockHash: hash(receipt.blockHash, `${what} blockHash`),
     },
     statusKnown: status !== undefined && status !== null,
   };
@@ -44,7 +45,14 @@ export function parseBlockReceipts(result: unknown, n: number): Deployment[] {
   const receipts = array(result, `receipts of block ${n}`);
   for (let i = 0; i < receipts.length; i++) {
     const deployment = parseReceipt(receipts[i], n, `receipt ${i} of block ${n}`);
-    if (deployment) deployments.push(deployment);
+    if (!deployment) continue;
+    const first = deployments[0]?.creation.blockHash;
+    if (first !== undefined && deployment.creation.blockHash !== first) {
+      throw new MalformedAnswerError(
+        `receipts of block ${n} are of two blocks, ${first} and ${deployment.creation.blockHash}`,
+      );
+    }
+    deployments.push(deployment);
   }
   return deployments;
 }

@@ -42,6 +42,8 @@ export interface ContractCreation {
   txFrom: Address;
   txHash: Hex;
   blockNumber: number;
+  /** The hash of the block the trace or receipt was of: it must be the header's, or the two are of different forks. */
+  blockHash: Hex;
 }
 
 /** One unit-level movement of an NFT. Multi-token events expand into several, told apart by `seq`. */

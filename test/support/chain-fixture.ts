@@ -227,6 +227,7 @@ export async function buildCreations(chain: FixtureChain): Promise<CreationScena
     txFrom: chain.sender,
     txHash: receipt.transactionHash,
     blockNumber: at(receipt),
+    blockHash: receipt.blockHash,
   }));
   const byFactory = (address: Address): ContractCreation => ({
     address,
@@ -234,6 +235,7 @@ export async function buildCreations(chain: FixtureChain): Promise<CreationScena
     txFrom: chain.sender,
     txHash: made.transactionHash,
     blockNumber: at(made),
+    blockHash: made.blockHash,
   });
   const undone = [reverted];
   if (failedDeploy.contractAddress) undone.push(failedDeploy.contractAddress.toLowerCase() as Address);

@@ -40,12 +40,17 @@ export interface FaultProxyOptions {
   rpcErrors?: Readonly<Record<string, { code: number; message: string }>>;
   /** Trace methods refuse blocks below this one, as a full node without their state does. */
   tracesFrom?: number;
-  /** Remove txHash from debug_traceBlockByNumber answers, as geth before 1.11 sent them. */
+  /** Remove txHash from debug_traceBlockByNumber/ByHash answers, as geth before 1.11 sent them. */
   stripTraceTxHashes?: boolean;
   /** Remove status from receipts, as nodes answer for blocks before Byzantium. */
   stripReceiptStatus?: boolean;
   /** Answer every request with this HTTP status, never reaching the upstream. */
   alwaysFailStatus?: number;
+  /**
+   * Answers to these methods name a block of another fork (every blockHash in them changed), as a
+   * replica on the other side of a reorganisation sends them.
+   */
+  otherFork?: readonly string[];
   /**
    * The first `times` answers to these methods carry a non-hex character in their first address or hash
    * (address, hash, from, blockHash, transactionHash), as a broken node or middlebox sends them.
@@ -68,6 +73,10 @@ export interface FaultCounters extends Record<FaultKind, number> {
   /** Trace requests refused for a block below `tracesFrom`. */
   traceRefused: number;
   alwaysFailed: number;
+  /** Answers rewritten to name a block of another fork. */
+  otherFork: number;
+  /** JSON-RPC calls received, by method. */
+  methods: Record<string, number>;
   /** Answers given a non-hex character. */
   nonHex: number;
   /** HTTP requests open at once, now and at most so far. */
@@ -187,6 +196,8 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
     rpcErrors: 0,
     traceRefused: 0,
     alwaysFailed: 0,
+    otherFork: 0,
+    methods: {},
     nonHex: 0,
     open: 0,
     maxOpen: 0,
@@ -273,7 +284,7 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
     const response = answer as { result?: unknown };
     if (
       options.stripTraceTxHashes &&
-      call.method === "debug_traceBlockByNumber" &&
+      (call.method === "debug_traceBlockByNumber" || call.method === "debug_traceBlockByHash") &&
       Array.isArray(response.result)
     ) {
       for (const entry of response.result as { txHash?: unknown }[]) delete entry.txHash;
@@ -284,6 +295,17 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
       }
       if (call.method === "eth_getTransactionReceipt")
         delete (response.result as { status?: unknown }).status;
+    }
+    if (typeof call.method === "string" && options.otherFork?.includes(call.method) && response.result) {
+      const text = JSON.stringify(response.result);
+      const forked = text.replace(
+        /"blockHash":"(0x[0-9a-fA-F]{63})([0-9a-fA-F])"/g,
+        (_, head: string, last: string) => `"blockHash":"${head}${last === "f" ? "e" : "f"}"`,
+      );
+      if (forked !== text) {
+        counters.otherFork++;
+        return { ...response, result: JSON.parse(forked) };
+      }
     }
     const nonHex = options.nonHex;
     if (
@@ -329,6 +351,10 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
     }
     const calls = Array.isArray(payload) ? payload : [payload];
     counters.calls += calls.length;
+    for (const call of calls) {
+      const method = String(call.method);
+      counters.methods[method] = (counters.methods[method] ?? 0) + 1;
+    }
 
     const before = pick(["tooManyRequests", "serverError", "hang", "reset"]);
     if (before === "tooManyRequests") {
