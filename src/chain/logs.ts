@@ -1,7 +1,7 @@
 import { RequestTooLargeError } from "../core/errors.ts";
 import { type Hex, numberToHex } from "../core/hex.ts";
 import type { ChainLog } from "../core/types.ts";
-import { oneLine, RefusedAsAskedError } from "./errors.ts";
+import { MalformedAnswerError, oneLine, RefusedAsAskedError } from "./errors.ts";
 import { bad, checkBlockRange, isHexOfLength } from "./parse.ts";
 import type { RpcTransport } from "./transport.ts";
 
@@ -126,6 +126,9 @@ function reasonOf(error: RequestTooLargeError): string {
 /** Successes at the learned range size before trying twice as many blocks again. */
 const GROW_AFTER = 4;
 
+/** One block's logs are a range's worth at most: a few of them share an HTTP request. */
+const PINNED_BATCH = 10;
+
 /**
  * eth_getLogs over any range: cut into chunks of at most `maxRange` blocks, fetched by a few workers,
  * each chunk halved again (down to one block) when the node refuses it. The size the node last accepted
@@ -179,6 +182,35 @@ export class LogFetcher {
       offset += part.logs.length;
     }
     return logs;
+  }
+
+  /**
+   * Logs of the block with this hash (EIP-234), whose first topic is one of `topic0`. Unlike a range, a
+   * hash names one block: a node that does not have it errors (a lag, asked again) instead of answering
+   * nothing, so an empty answer here means the block has no such log.
+   */
+  getBlockLogs(blockHash: Hex, blockNumber: number, topic0: readonly Hex[]): Promise<ChainLog[]> {
+    checkBlockRange(blockNumber, blockNumber);
+    if (topic0.length === 0) return Promise.resolve([]);
+    const topics = [...new Set(topic0.map((t) => t.toLowerCase() as Hex))];
+    const topicSet: ReadonlySet<string> = new Set(topics);
+    const expected = blockHash.toLowerCase();
+    return this.transport.request({
+      method: "eth_getLogs",
+      params: [{ blockHash, topics: [topics] }],
+      maxBatch: PINNED_BATCH,
+      parse: (result) => {
+        const logs = parseLogs(result, blockNumber, blockNumber, topicSet);
+        // parseLogs holds a block's logs to one hash: the first log's is every log's.
+        const named = logs[0]?.blockHash;
+        if (named !== undefined && named !== expected) {
+          throw new MalformedAnswerError(
+            `asked for the logs of block ${blockNumber} ${expected}, got logs of ${named}`,
+          );
+        }
+        return logs;
+      },
+    });
   }
 
   private async fetchRange(

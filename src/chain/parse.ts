@@ -64,6 +64,12 @@ export function hash(value: unknown, what: string): Hex {
   return value.toLowerCase() as Hex;
 }
 
+/** A 2048-bit logs bloom. */
+export function bloom(value: unknown, what: string): Hex {
+  if (typeof value !== "string" || !isHexOfLength(value, 512)) throw bad(what, value);
+  return value.toLowerCase() as Hex;
+}
+
 export function hexData(value: unknown, what: string): Hex {
   if (typeof value !== "string" || !value.startsWith("0x") || value.length % 2 !== 0) throw bad(what, value);
   return value as Hex;

@@ -32,6 +32,11 @@ export interface ChainClient {
   blockNumber(): Promise<number>;
   /** Logs of [from, to] whose first topic is one of `topic0`, ordered by (block, logIndex). */
   getLogs(from: number, to: number, topic0: readonly Hex[]): Promise<ChainLog[]>;
+  /**
+   * Logs of the block with this hash (EIP-234) whose first topic is one of `topic0`. A node without that
+   * exact block fails rather than answering nothing, so an empty answer can be trusted.
+   */
+  getBlockLogs(blockHash: Hex, blockNumber: number, topic0: readonly Hex[]): Promise<ChainLog[]>;
   /** Headers of the given blocks, in the order asked. */
   getHeaders(numbers: readonly number[]): Promise<BlockHeader[]>;
   getCode(address: Address, block?: number): Promise<Hex>;

@@ -31,6 +31,8 @@ export interface BlockHeader {
   parentHash: Hex;
   /** Unix seconds. */
   timestamp: number;
+  /** 2048-bit bloom of every log's address and topics: what the block may hold, to check an empty answer against. */
+  logsBloom: Hex;
 }
 
 /** A contract created in a block, seen in call traces or receipts. */

@@ -1,3 +1,4 @@
+import { bloomBits, bloomMayHold } from "../chain/bloom.ts";
 import type { ChainClient } from "../chain/rpc-types.ts";
 import { TransientError } from "../core/errors.ts";
 import type { Address, Hex } from "../core/hex.ts";
@@ -133,9 +134,10 @@ export interface ReadBlocks {
 }
 
 /**
- * Reads the headers, logs and contract creations of blocks [from, to] and checks that they are of one
- * chain. Throws TransientError when they are not (a node switching forks while answering): reading
- * the blocks again is the remedy.
+ * Reads the headers, logs and contract creations of blocks [from, to], checks that they are of one
+ * chain, and checks the blocks the logs answer left empty against their blooms. Throws TransientError
+ * when they are not of one chain (a node switching forks while answering): reading the blocks again
+ * is the remedy.
  */
 export async function readBlocks(
   client: ChainClient,
@@ -151,7 +153,34 @@ export async function readBlocks(
     readCreations(client, source, from, to),
   ]);
   checkConsistency(from, headers, logs, creations);
-  return { headers, logs, creations };
+  return { headers, logs: await withPinnedLogs(client, headers, logs, topic0), creations };
+}
+
+/**
+ * A replica behind the range asked for may answer it with no logs rather than an error. So a block the
+ * answer gave no log for, but whose bloom may hold one of `topic0`, is asked again by its hash: a node
+ * without that exact block errors rather than answering nothing. Blooms have false positives, so that
+ * answer is final, empty or not. The pinned logs name the hash they were asked by: of the header's block.
+ */
+async function withPinnedLogs(
+  client: ChainClient,
+  headers: readonly BlockHeader[],
+  logs: ChainLog[],
+  topic0: readonly Hex[],
+): Promise<ChainLog[]> {
+  const withLogs = new Set<number>();
+  for (const log of logs) withLogs.add(log.blockNumber);
+  const bits = topic0.map(bloomBits);
+  const suspects = headers.filter(
+    (header) => !withLogs.has(header.number) && bits.some((b) => bloomMayHold(header.logsBloom, b)),
+  );
+  if (suspects.length === 0) return logs;
+  const pinned = await Promise.all(
+    suspects.map((header) => client.getBlockLogs(header.hash, header.number, topic0)),
+  );
+  const found = pinned.flat();
+  if (found.length === 0) return logs;
+  return [...logs, ...found].sort((a, b) => a.blockNumber - b.blockNumber || a.logIndex - b.logIndex);
 }
 
 function readCreations(

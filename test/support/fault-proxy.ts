@@ -47,6 +47,13 @@ export interface FaultProxyOptions {
   /** Answer every request with this HTTP status, never reaching the upstream. */
   alwaysFailStatus?: number;
   /**
+   * eth_getLogs over a range answers no log of this block or later, as a replica whose head is below
+   * it does; eth_getLogs by block hash is answered in full.
+   */
+  lagLogsFrom?: number;
+  /** The first this many eth_getLogs by block hash are refused as "unknown block", as a replica without the block does. */
+  unknownPinnedLogs?: number;
+  /**
    * Answers to these methods name a block of another fork (every blockHash in them changed), as a
    * replica on the other side of a reorganisation sends them.
    */
@@ -73,6 +80,10 @@ export interface FaultCounters extends Record<FaultKind, number> {
   /** Trace requests refused for a block below `tracesFrom`. */
   traceRefused: number;
   alwaysFailed: number;
+  /** Logs left out of range answers by `lagLogsFrom`. */
+  logsDropped: number;
+  /** eth_getLogs by block hash refused by `unknownPinnedLogs`. */
+  pinnedRefused: number;
   /** Answers rewritten to name a block of another fork. */
   otherFork: number;
   /** JSON-RPC calls received, by method. */
@@ -153,6 +164,12 @@ function readBody(req: IncomingMessage): Promise<string> {
   });
 }
 
+/** The filter of an eth_getLogs call. */
+function logFilter(call: Call): { fromBlock?: unknown; toBlock?: unknown; blockHash?: unknown } | undefined {
+  if (call.method !== "eth_getLogs" || !Array.isArray(call.params)) return undefined;
+  return call.params[0] as { fromBlock?: unknown; toBlock?: unknown; blockHash?: unknown } | undefined;
+}
+
 function logsRangeSize(call: Call): number | undefined {
   if (call.method !== "eth_getLogs" || !Array.isArray(call.params)) return undefined;
   const filter = call.params[0] as { fromBlock?: unknown; toBlock?: unknown } | undefined;
@@ -196,6 +213,8 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
     rpcErrors: 0,
     traceRefused: 0,
     alwaysFailed: 0,
+    logsDropped: 0,
+    pinnedRefused: 0,
     otherFork: 0,
     methods: {},
     nonHex: 0,
@@ -239,6 +258,16 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
     if (typeof call.method === "string" && options.nullAnswers?.includes(call.method)) {
       counters.nullAnswers++;
       return { status: 200, body: { jsonrpc: "2.0", id: call.id, result: null } };
+    }
+    if (
+      logFilter(call)?.blockHash !== undefined &&
+      counters.pinnedRefused < (options.unknownPinnedLogs ?? 0)
+    ) {
+      counters.pinnedRefused++;
+      return {
+        status: 200,
+        body: { jsonrpc: "2.0", id: call.id, error: { code: -32000, message: "unknown block" } },
+      };
     }
     const rpcError = typeof call.method === "string" ? options.rpcErrors?.[call.method] : undefined;
     if (rpcError) {
@@ -295,6 +324,13 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
       }
       if (call.method === "eth_getTransactionReceipt")
         delete (response.result as { status?: unknown }).status;
+    }
+    const lagFrom = options.lagLogsFrom;
+    if (lagFrom !== undefined && logFilter(call)?.fromBlock !== undefined && Array.isArray(response.result)) {
+      const logs = response.result as { blockNumber: string }[];
+      const kept = logs.filter((log) => Number(log.blockNumber) < lagFrom);
+      counters.logsDropped += logs.length - kept.length;
+      return { ...response, result: kept };
     }
     if (typeof call.method === "string" && options.otherFork?.includes(call.method) && response.result) {
       const text = JSON.stringify(response.result);
