@@ -198,7 +198,7 @@ describe("chain client against anvil", () => {
     const headers = await client.getHeaders(numbers);
     const expected = await Promise.all(
       numbers.map(async (n) => {
-        const block = await rawRpc<{ hash: Hex; parentHash: Hex; timestamp: Hex }>(
+        const block = await rawRpc<{ hash: Hex; parentHash: Hex; timestamp: Hex; logsBloom: Hex }>(
           anvil.url,
           "eth_getBlockByNumber",
           [toHex(n), false],
@@ -208,6 +208,7 @@ describe("chain client against anvil", () => {
           hash: block.hash,
           parentHash: block.parentHash,
           timestamp: Number(block.timestamp),
+          logsBloom: block.logsBloom,
         };
       }),
     );

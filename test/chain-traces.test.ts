@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { MalformedAnswerError } from "../src/chain/errors.ts";
-import { gethTracesHaveHashes, parseGethBlockTraces, parseParityBlockTraces } from "../src/chain/traces.ts";
+import { parseGethBlockTraces, parseParityBlockTraces } from "../src/chain/traces.ts";
 import type { Hex } from "../src/core/hex.ts";
 
 /**
@@ -44,19 +44,30 @@ function transactionHashes(block: number): Hex[] {
   return hashes;
 }
 
+/** The block's hash, which every parity trace carries (the geth form has none: it is traced by hash). */
+function blockHashOf(block: number): Hex {
+  return (parity(block).result[0] as { blockHash: Hex }).blockHash;
+}
+
 const CREATION_IN_1000690 = {
   address: "0xa7e3cf952ea8d9438a26ee346c295f1ada328ae1",
   creator: "0xacdee28d8ca76187883831a37f551a5904cdf191",
   txFrom: "0xacdee28d8ca76187883831a37f551a5904cdf191",
   txHash: "0xe4de004685c7b5fe48854cfb54cd59686f3f7cbf95e68c3984dfd672fe677871",
   blockNumber: 1000690,
+  blockHash: "0x140d89c4fcaa42e691e68d1003c2d3adb294335e93c6c1aa734170ab028016b3",
 };
 
 describe("trace parsers on recorded mainnet blocks", () => {
   for (const block of BLOCKS) {
     test(`block ${block}: parity and geth forms give the same creations`, () => {
       const fromParity = parseParityBlockTraces(parity(block).result, block);
-      const fromGeth = parseGethBlockTraces(geth(block).result, block, transactionHashes(block));
+      const fromGeth = parseGethBlockTraces(
+        geth(block).result,
+        block,
+        blockHashOf(block),
+        transactionHashes(block),
+      );
       assert.deepEqual(fromGeth, fromParity);
       assert.deepEqual(fromParity, block === 1000690 ? [CREATION_IN_1000690] : []);
     });
@@ -64,10 +75,10 @@ describe("trace parsers on recorded mainnet blocks", () => {
 
   test("the recorded geth traces carry no txHash, so the block's hashes are required", () => {
     const recorded = geth(1000690).result;
-    assert.equal(gethTracesHaveHashes(recorded), false);
-    assert.throws(() => parseGethBlockTraces(recorded, 1000690), MalformedAnswerError);
+    assert.throws(() => parseGethBlockTraces(recorded, 1000690, blockHashOf(1000690)), MalformedAnswerError);
     assert.throws(
-      () => parseGethBlockTraces(recorded, 1000690, transactionHashes(1000690).slice(1)),
+      () =>
+        parseGethBlockTraces(recorded, 1000690, blockHashOf(1000690), transactionHashes(1000690).slice(1)),
       /has 1 transactions but the node traced 2/,
     );
   });
@@ -75,9 +86,11 @@ describe("trace parsers on recorded mainnet blocks", () => {
   test("newer geth form: txHash in each entry, and it must match the block's list", () => {
     const hashes = transactionHashes(1000690);
     const withHashes = geth(1000690).result.map((entry, i) => ({ txHash: hashes[i], ...(entry as object) }));
-    assert.equal(gethTracesHaveHashes(withHashes), true);
-    assert.deepEqual(parseGethBlockTraces(withHashes, 1000690), [CREATION_IN_1000690]);
-    assert.throws(() => parseGethBlockTraces(withHashes, 1000690, [...hashes].reverse()), /is for/);
+    assert.deepEqual(parseGethBlockTraces(withHashes, 1000690, blockHashOf(1000690)), [CREATION_IN_1000690]);
+    assert.throws(
+      () => parseGethBlockTraces(withHashes, 1000690, blockHashOf(1000690), [...hashes].reverse()),
+      /is for/,
+    );
   });
 
   test("a creation whose frame failed is not counted, in either form", () => {
@@ -93,7 +106,10 @@ describe("trace parsers on recorded mainnet blocks", () => {
     const frame = gethTraces.find((t) => t.result.type === "CREATE");
     assert.ok(frame);
     frame.result.error = "out of gas";
-    assert.deepEqual(parseGethBlockTraces(gethTraces, 1000690, transactionHashes(1000690)), []);
+    assert.deepEqual(
+      parseGethBlockTraces(gethTraces, 1000690, blockHashOf(1000690), transactionHashes(1000690)),
+      [],
+    );
   });
 
   test("a creation under a failed frame, however deep, is not counted though its own frame succeeded", () => {
@@ -130,15 +146,21 @@ describe("trace parsers on recorded mainnet blocks", () => {
       calls: [gethCreate],
     };
     gethTraces[1] = { result: { ...structuredClone(gethCall), calls: [gethInner] } };
-    assert.deepEqual(parseGethBlockTraces(gethTraces, 1000690, transactionHashes(1000690)), []);
+    assert.deepEqual(
+      parseGethBlockTraces(gethTraces, 1000690, blockHashOf(1000690), transactionHashes(1000690)),
+      [],
+    );
     delete gethInner.error;
-    assert.deepEqual(parseGethBlockTraces(gethTraces, 1000690, transactionHashes(1000690)), nested);
+    assert.deepEqual(
+      parseGethBlockTraces(gethTraces, 1000690, blockHashOf(1000690), transactionHashes(1000690)),
+      nested,
+    );
   });
 
   test("a transaction the node could not trace is a fault, not an empty result", () => {
     const traces = [{ error: "execution timeout" }, ...geth(1000690).result.slice(1)];
     assert.throws(
-      () => parseGethBlockTraces(traces, 1000690, transactionHashes(1000690)),
+      () => parseGethBlockTraces(traces, 1000690, blockHashOf(1000690), transactionHashes(1000690)),
       /could not trace transaction 0 of block 1000690: execution timeout/,
     );
   });
@@ -149,6 +171,6 @@ describe("trace parsers on recorded mainnet blocks", () => {
       /got a trace of block 1000690/,
     );
     assert.throws(() => parseParityBlockTraces(null, 1000690), MalformedAnswerError);
-    assert.throws(() => parseGethBlockTraces(null, 1000690), MalformedAnswerError);
+    assert.throws(() => parseGethBlockTraces(null, 1000690, blockHashOf(1000690)), MalformedAnswerError);
   });
 });

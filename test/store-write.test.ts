@@ -28,6 +28,7 @@ const header = (n: number): BlockHeader => ({
   hash: blockHash(n),
   parentHash: blockHash(n - 1),
   timestamp: 1_700_000_000 + n * 12,
+  logsBloom: `0x${"00".repeat(256)}`,
 });
 
 function transfer(block: number, logIndex: number, tokenId: bigint, from: Address, to: Address): NftTransfer {

@@ -1,9 +1,9 @@
 import { UserFacingError } from "../core/errors.ts";
 import { type Address, type Hex, numberToHex } from "../core/hex.ts";
-import { MalformedAnswerError } from "./errors.ts";
+import { MalformedAnswerError, NotAvailableYetError } from "./errors.ts";
 import { getHeaders } from "./headers.ts";
 import { LogFetcher } from "./logs.ts";
-import { address, hexData, object, quantity } from "./parse.ts";
+import { address, hash, hexData, object, quantity } from "./parse.ts";
 import { ReceiptSource } from "./receipts.ts";
 import type { ChainClient, RpcOptions } from "./rpc-types.ts";
 import { TraceSource } from "./trace-api.ts";
@@ -75,12 +75,7 @@ export function createChainClient(options: ChainClientOptions): ChainClient {
       parse: (r) => hexData(r, "eth_getCode result"),
     });
 
-  const traces = new TraceSource(transport, {
-    head: blockNumber,
-    retries,
-    retryBaseMs,
-    logger: options.logger,
-  });
+  const traces = new TraceSource(transport, { head: blockNumber, logger: options.logger });
   const receipts = new ReceiptSource(transport, getCode, options.logger);
 
   return {
@@ -89,6 +84,7 @@ export function createChainClient(options: ChainClientOptions): ChainClient {
       transport.request({ method: "eth_chainId", params: [], parse: (r) => quantity(r, "eth_chainId") }),
     blockNumber,
     getLogs: (from, to, topic0) => logs.getLogs(from, to, topic0),
+    getBlockLogs: (blockHash, blockNumber, topic0) => logs.getBlockLogs(blockHash, blockNumber, topic0),
     getHeaders: (numbers) => getHeaders(transport, numbers),
     getCode,
     call: async (to, data, block) =>
@@ -101,16 +97,27 @@ export function createChainClient(options: ChainClientOptions): ChainClient {
         },
         settle: (_error, verdict) => (verdict === "revert" ? { value: undefined } : undefined),
       }),
-    getTransactionSender: async (txHash) =>
-      transport.request({
-        method: "eth_getTransactionByHash",
-        params: [txHash],
+    getTransactionSender: async ({ blockHash, index, hash: txHash }) => {
+      if (!Number.isSafeInteger(index) || index < 0)
+        throw new RangeError(`invalid transaction index ${index}`);
+      const what = `transaction ${index} of block ${blockHash}`;
+      return transport.request({
+        method: "eth_getTransactionByBlockHashAndIndex",
+        params: [blockHash, numberToHex(index)],
         parse: (r) => {
-          if (r === null)
-            throw new MalformedAnswerError(`transaction ${txHash} is not available on the node yet`);
-          return address(object(r, `transaction ${txHash}`).from, `transaction ${txHash} from`);
+          // Null: the node has not seen that block (behind, or it was on a fork the node never had).
+          if (r === null) throw new NotAvailableYetError(`${what} is not available on the node yet`);
+          const tx = object(r, what);
+          const found = hash(tx.hash, `${what} hash`);
+          if (found !== txHash.toLowerCase()) {
+            throw new MalformedAnswerError(
+              `asked for ${what}, expecting ${txHash}, the node answered ${found}`,
+            );
+          }
+          return address(tx.from, `${what} from`);
         },
-      }),
+      });
+    },
     traceApi: (probeBlock) => traces.traceApi(probeBlock),
     getTracedCreations: (from, to) => traces.getTracedCreations(from, to),
     getReceiptCreations: (from, to) => receipts.getReceiptCreations(from, to),

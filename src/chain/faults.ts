@@ -9,7 +9,7 @@ export type Verdict =
   | "retry-alone"
   /** eth_getLogs only: the node refuses this many blocks or results; ask for a smaller range. */
   | "too-large"
-  /** eth_call only: the EVM failed the call (revert, invalid opcode, out of gas). */
+  /** eth_call only: the EVM failed the call (revert, invalid opcode, out of gas, past the node's time limit). */
   | "revert"
   /** The node does not offer the method. */
   | "method-missing"
@@ -30,9 +30,13 @@ export interface Failure {
 const RATE_LIMITED =
   /rate.?limit|too many requests|exceeded .*capacity|request rate|daily request|compute units|throughput|quota|credits|try again (later|in)|please slow down|capacity exceeded/i;
 
-/** The node is behind the block asked for: it will have it shortly. */
+/**
+ * The node is behind the block asked for: it will have it shortly. A block asked for by hash that the
+ * node does not know ("block 0x… not found", EIP-1474's -32001 "resource not found") reads the same: a
+ * replica behind, or a block of a fork the node never had, which the batch read again no longer names.
+ */
 const LAGGING =
-  /header not found|unknown block|block not found|not yet available|not available yet|beyond (the )?(current )?head|block height is \d+ but requested was|greater than (the )?(latest|head|current)|after last accepted block|not been (mined|indexed)|still syncing|missing block/i;
+  /header not found|unknown block|block not found|block (#?\d+|0x[0-9a-f]+) not found|resource not found|not yet available|not available yet|beyond (the )?(current )?head|block height is \d+ but requested was|greater than (the )?(latest|head|current)|after last accepted block|not been (mined|indexed)|still syncing|missing block/i;
 
 /** State or history this node does not keep; waiting will not produce it. */
 const STATE_UNAVAILABLE =
@@ -46,8 +50,13 @@ const INVALID_RANGE = /invalid block range|fromBlock.*(after|greater than|>).*to
 const METHOD_MISSING =
   /method .*(not found|does not exist|not available|not supported|unsupported|not allowed|not whitelisted|disabled|not enabled)|(unsupported|unknown|invalid) method|namespace .*(disabled|not enabled)|not supported on|is not supported/i;
 
+/**
+ * Includes the node stopping a call that ran past its time limit (geth and erigon: "execution aborted
+ * (timeout = 5s)"): the same call would run as long again, so a contract too slow to answer counts as
+ * one that gives no answer.
+ */
 const REVERTED =
-  /revert|invalid opcode|out of gas|stack (underflow|overflow|limit)|invalid jump|bad instruction|vm execution error|vm exception|execution error|evm error|invalid instruction|write protection|static state change|bad jump/i;
+  /revert|invalid opcode|out of gas|stack (underflow|overflow|limit)|invalid jump|bad instruction|vm execution error|vm exception|execution error|evm error|invalid instruction|write protection|static state change|bad jump|execution aborted/i;
 
 /** Several nodes cap the size of a whole batch answer; the requests are fine on their own. */
 const BATCH_TOO_LARGE =
@@ -90,4 +99,17 @@ export function classify(failure: Failure): Verdict {
   // Everything else (internal errors, generic -32000 server errors, unknown codes) is taken for a fault of
   // the node; the retry budget bounds the cost of being wrong.
   return "retry";
+}
+
+/**
+ * Whether a failure worth retrying looks like an outage (no answer, an HTTP status that means overloaded
+ * or down, a rate limit, a node behind the block asked for) rather than a node that answers, but with an
+ * error it does not explain. Only the second kind, when it lasts through every retry, says the node will
+ * not serve this request.
+ */
+export function isOutage(failure: Failure): boolean {
+  const { status, code, message } = failure;
+  if (code === undefined || status === 429 || code === 429) return true;
+  if (status !== undefined && (status === 408 || status === 425 || status >= 500)) return true;
+  return RATE_LIMITED.test(message) || LAGGING.test(message);
 }

@@ -1,12 +1,12 @@
 import { numberToHex } from "../core/hex.ts";
 import type { BlockHeader } from "../core/types.ts";
-import { MalformedAnswerError } from "./errors.ts";
-import { hash, object, quantity } from "./parse.ts";
+import { MalformedAnswerError, NotAvailableYetError } from "./errors.ts";
+import { bloom, hash, object, quantity } from "./parse.ts";
 import type { RpcTransport } from "./transport.ts";
 
 /** An eth_getBlockByNumber answer as the header of block `n`; null means the node does not have it yet. */
 export function parseHeader(result: unknown, n: number): BlockHeader {
-  if (result === null) throw new MalformedAnswerError(`block ${n} is not available on the node yet`);
+  if (result === null) throw new NotAvailableYetError(`block ${n} is not available on the node yet`);
   const block = object(result, `block ${n}`);
   const number = quantity(block.number, `block ${n} number`);
   if (number !== n) throw new MalformedAnswerError(`asked for block ${n}, the node answered block ${number}`);
@@ -15,6 +15,7 @@ export function parseHeader(result: unknown, n: number): BlockHeader {
     hash: hash(block.hash, `block ${n} hash`),
     parentHash: hash(block.parentHash, `block ${n} parentHash`),
     timestamp: quantity(block.timestamp, `block ${n} timestamp`),
+    logsBloom: bloom(block.logsBloom, `block ${n} logsBloom`),
   };
 }
 

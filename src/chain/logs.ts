@@ -1,8 +1,8 @@
 import { RequestTooLargeError } from "../core/errors.ts";
 import { type Hex, numberToHex } from "../core/hex.ts";
 import type { ChainLog } from "../core/types.ts";
-import { oneLine, RefusedAsAskedError } from "./errors.ts";
-import { bad, checkBlockRange } from "./parse.ts";
+import { MalformedAnswerError, oneLine, RefusedAsAskedError } from "./errors.ts";
+import { bad, checkBlockRange, isHexOfLength } from "./parse.ts";
 import type { RpcTransport } from "./transport.ts";
 
 interface RawLog {
@@ -29,11 +29,12 @@ function quantityField(value: unknown, what: string, index: number): number {
 }
 
 function hashField(value: unknown, what: string, index: number): Hex {
-  if (typeof value !== "string" || value.length !== 66 || value.charCodeAt(1) !== 120) {
-    throw bad(`log ${index} ${what}`, value);
-  }
+  if (typeof value !== "string" || !isHexOfLength(value, 64)) throw bad(`log ${index} ${what}`, value);
   return value.toLowerCase() as Hex;
 }
+
+/** Stands for "no raw field seen yet": equal to nothing a JSON answer holds. */
+const UNSEEN: unknown = Symbol("unseen");
 
 /**
  * Turns an eth_getLogs answer for [from, to] into ChainLogs, checking what the rest of the indexer relies
@@ -51,7 +52,12 @@ export function parseLogs(
   const logs: ChainLog[] = new Array(result.length);
   let prevBlock = -1;
   let prevIndex = -1;
-  let prevHash = "";
+  let prevHash = "" as Hex;
+  let prevTx = "" as Hex;
+  // A block's logs repeat its hash, a transaction's logs repeat its hash: a string equal to the one just
+  // checked is not checked digit by digit again.
+  let prevRawHash: unknown = UNSEEN;
+  let prevRawTx: unknown = UNSEEN;
   for (let i = 0; i < result.length; i++) {
     const raw = result[i] as RawLog | null;
     if (raw === null || typeof raw !== "object") throw bad(`log ${i}`, raw);
@@ -62,7 +68,8 @@ export function parseLogs(
       throw bad(`log ${i} blockNumber (asked for [${from}, ${to}])`, blockNumber);
     }
     const logIndex = quantityField(raw.logIndex, "logIndex", i);
-    const blockHash = hashField(raw.blockHash, "blockHash", i);
+    const rawHash = raw.blockHash;
+    const blockHash = rawHash === prevRawHash ? prevHash : hashField(rawHash, "blockHash", i);
     if (blockNumber < prevBlock || (blockNumber === prevBlock && logIndex <= prevIndex)) {
       throw bad(
         `log ${i} order (after block ${prevBlock} log ${prevIndex})`,
@@ -74,19 +81,23 @@ export function parseLogs(
     }
 
     const address = raw.address;
-    if (typeof address !== "string" || address.length !== 42 || address.charCodeAt(1) !== 120) {
-      throw bad(`log ${i} address`, address);
-    }
+    if (typeof address !== "string" || !isHexOfLength(address, 40)) throw bad(`log ${i} address`, address);
     const rawTopics = raw.topics;
     if (!Array.isArray(rawTopics) || rawTopics.length === 0 || rawTopics.length > 4) {
       throw bad(`log ${i} topics`, rawTopics);
     }
-    for (let t = 0; t < rawTopics.length; t++) rawTopics[t] = hashField(rawTopics[t], "topic", i);
-    if (!topic0.has(rawTopics[0] as string)) throw bad(`log ${i} topic0 (not asked for)`, rawTopics[0]);
+    // The asked topics are well-formed and lower-case: a first topic found among them needs no other check.
+    if (!topic0.has(rawTopics[0])) {
+      rawTopics[0] = hashField(rawTopics[0], "topic", i);
+      if (!topic0.has(rawTopics[0])) throw bad(`log ${i} topic0 (not asked for)`, rawTopics[0]);
+    }
+    for (let t = 1; t < rawTopics.length; t++) rawTopics[t] = hashField(rawTopics[t], "topic", i);
     const data = raw.data;
     if (typeof data !== "string" || data.charCodeAt(1) !== 120 || data.length % 2 !== 0) {
       throw bad(`log ${i} data`, data);
     }
+    const rawTx = raw.transactionHash;
+    const transactionHash = rawTx === prevRawTx ? prevTx : hashField(rawTx, "transactionHash", i);
 
     logs[i] = {
       address: address.toLowerCase() as Hex,
@@ -95,12 +106,15 @@ export function parseLogs(
       blockNumber,
       blockHash,
       logIndex,
-      transactionHash: hashField(raw.transactionHash, "transactionHash", i),
+      transactionHash,
       transactionIndex: quantityField(raw.transactionIndex, "transactionIndex", i),
     };
     prevBlock = blockNumber;
     prevIndex = logIndex;
     prevHash = blockHash;
+    prevRawHash = rawHash;
+    prevTx = transactionHash;
+    prevRawTx = rawTx;
   }
   return logs;
 }
@@ -111,6 +125,9 @@ function reasonOf(error: RequestTooLargeError): string {
 
 /** Successes at the learned range size before trying twice as many blocks again. */
 const GROW_AFTER = 4;
+
+/** One block's logs are a range's worth at most: a few of them share an HTTP request. */
+const PINNED_BATCH = 10;
 
 /**
  * eth_getLogs over any range: cut into chunks of at most `maxRange` blocks, fetched by a few workers,
@@ -165,6 +182,35 @@ export class LogFetcher {
       offset += part.logs.length;
     }
     return logs;
+  }
+
+  /**
+   * Logs of the block with this hash (EIP-234), whose first topic is one of `topic0`. Unlike a range, a
+   * hash names one block: a node that does not have it errors (a lag, asked again) instead of answering
+   * nothing, so an empty answer here means the block has no such log.
+   */
+  getBlockLogs(blockHash: Hex, blockNumber: number, topic0: readonly Hex[]): Promise<ChainLog[]> {
+    checkBlockRange(blockNumber, blockNumber);
+    if (topic0.length === 0) return Promise.resolve([]);
+    const topics = [...new Set(topic0.map((t) => t.toLowerCase() as Hex))];
+    const topicSet: ReadonlySet<string> = new Set(topics);
+    const expected = blockHash.toLowerCase();
+    return this.transport.request({
+      method: "eth_getLogs",
+      params: [{ blockHash, topics: [topics] }],
+      maxBatch: PINNED_BATCH,
+      parse: (result) => {
+        const logs = parseLogs(result, blockNumber, blockNumber, topicSet);
+        // parseLogs holds a block's logs to one hash: the first log's is every log's.
+        const named = logs[0]?.blockHash;
+        if (named !== undefined && named !== expected) {
+          throw new MalformedAnswerError(
+            `asked for the logs of block ${blockNumber} ${expected}, got logs of ${named}`,
+          );
+        }
+        return logs;
+      },
+    });
   }
 
   private async fetchRange(

@@ -1,6 +1,6 @@
 import { type Hex, numberToHex } from "../core/hex.ts";
 import type { ContractCreation } from "../core/types.ts";
-import { MalformedAnswerError, NodeRejectedError } from "./errors.ts";
+import { MalformedAnswerError, NodeRejectedError, NotAvailableYetError } from "./errors.ts";
 import { address, array, checkBlockRange, hash, object, optionalAddress, quantity } from "./parse.ts";
 import type { ChainLogger, RpcTransport } from "./transport.ts";
 
@@ -15,7 +15,7 @@ interface Deployment {
 
 /** The deployment a receipt records, if it records a successful or possibly successful one. */
 export function parseReceipt(result: unknown, n: number, what: string): Deployment | undefined {
-  if (result === null) throw new MalformedAnswerError(`${what} is not available on the node yet`);
+  if (result === null) throw new NotAvailableYetError(`${what} is not available on the node yet`);
   const receipt = object(result, what);
   const block = quantity(receipt.blockNumber, `${what} blockNumber`);
   if (block !== n)
@@ -32,6 +32,7 @@ export function parseReceipt(result: unknown, n: number, what: string): Deployme
       txFrom: from,
       txHash: hash(receipt.transactionHash, `${what} transactionHash`),
       blockNumber: n,
+      blockHash: hash(receipt.blockHash, `${what} blockHash`),
     },
     statusKnown: status !== undefined && status !== null,
   };
@@ -39,12 +40,19 @@ export function parseReceipt(result: unknown, n: number, what: string): Deployme
 
 export function parseBlockReceipts(result: unknown, n: number): Deployment[] {
   if (result === null)
-    throw new MalformedAnswerError(`receipts of block ${n} are not available on the node yet`);
+    throw new NotAvailableYetError(`receipts of block ${n} are not available on the node yet`);
   const deployments: Deployment[] = [];
   const receipts = array(result, `receipts of block ${n}`);
   for (let i = 0; i < receipts.length; i++) {
     const deployment = parseReceipt(receipts[i], n, `receipt ${i} of block ${n}`);
-    if (deployment) deployments.push(deployment);
+    if (!deployment) continue;
+    const first = deployments[0]?.creation.blockHash;
+    if (first !== undefined && deployment.creation.blockHash !== first) {
+      throw new MalformedAnswerError(
+        `receipts of block ${n} are of two blocks, ${first} and ${deployment.creation.blockHash}`,
+      );
+    }
+    deployments.push(deployment);
   }
   return deployments;
 }
@@ -123,7 +131,7 @@ export class ReceiptSource {
 
 /** Hashes of the block's transactions that deploy a contract (no recipient). */
 function deploymentTransactions(result: unknown, n: number): Hex[] {
-  if (result === null) throw new MalformedAnswerError(`block ${n} is not available on the node yet`);
+  if (result === null) throw new NotAvailableYetError(`block ${n} is not available on the node yet`);
   const block = object(result, `block ${n}`);
   const hashes: Hex[] = [];
   const transactions = array(block.transactions, `block ${n} transactions`);

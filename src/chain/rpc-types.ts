@@ -32,13 +32,21 @@ export interface ChainClient {
   blockNumber(): Promise<number>;
   /** Logs of [from, to] whose first topic is one of `topic0`, ordered by (block, logIndex). */
   getLogs(from: number, to: number, topic0: readonly Hex[]): Promise<ChainLog[]>;
+  /**
+   * Logs of the block with this hash (EIP-234) whose first topic is one of `topic0`. A node without that
+   * exact block fails rather than answering nothing, so an empty answer can be trusted.
+   */
+  getBlockLogs(blockHash: Hex, blockNumber: number, topic0: readonly Hex[]): Promise<ChainLog[]>;
   /** Headers of the given blocks, in the order asked. */
   getHeaders(numbers: readonly number[]): Promise<BlockHeader[]>;
   getCode(address: Address, block?: number): Promise<Hex>;
   /** eth_call; undefined when the call reverts or the account has no code. */
   call(to: Address, data: Hex, block?: number): Promise<Hex | undefined>;
-  /** The transaction's sender. */
-  getTransactionSender(hash: Hex): Promise<Address>;
+  /**
+   * The sender of the transaction at `index` in block `blockHash`, which must be `hash`. Looked up by
+   * block and position: nodes that prune their transaction index answer a lookup by hash with null.
+   */
+  getTransactionSender(tx: { blockHash: Hex; index: number; hash: Hex }): Promise<Address>;
   /**
    * Which trace API the node offers, found once by tracing `probeBlock` (the head by default):
    * a node that cannot trace that block (no trace API, or a full node without its state) has none.

@@ -1,11 +1,10 @@
 import { UserFacingError } from "../core/errors.ts";
 import { type Hex, numberToHex } from "../core/hex.ts";
 import type { ContractCreation } from "../core/types.ts";
-import { MalformedAnswerError, NodeRejectedError } from "./errors.ts";
-import { array, checkBlockRange, hash, object } from "./parse.ts";
-import { backoffDelay } from "./retry.ts";
+import { MalformedAnswerError, NodeRejectedError, NotAvailableYetError } from "./errors.ts";
+import { array, checkBlockRange, hash, object, quantity } from "./parse.ts";
 import type { TraceApi } from "./rpc-types.ts";
-import { gethTracesHaveHashes, parseGethBlockTraces, parseParityBlockTraces } from "./traces.ts";
+import { parseGethBlockTraces, parseParityBlockTraces } from "./traces.ts";
 import type { ChainLogger, RpcTransport } from "./transport.ts";
 
 /** Block traces run to megabytes on mainnet; keep their batches small so one answer stays manageable. */
@@ -13,8 +12,6 @@ const TRACE_BATCH = 10;
 
 export interface TraceSourceOptions {
   head(): Promise<number>;
-  retries: number;
-  retryBaseMs: number;
   logger?: ChainLogger | undefined;
 }
 
@@ -88,40 +85,33 @@ export class TraceSource {
   }
 
   private async gethBlock(n: number): Promise<ContractCreation[]> {
-    // Without transaction hashes in the traces (older geth) they come from the block's transaction list,
-    // a second request: if the two disagree (a reorg in between), both are asked again.
-    for (let attempt = 1; ; attempt++) {
-      const traced = await this.transport.request({
-        method: "debug_traceBlockByNumber",
-        params: [numberToHex(n), { tracer: "callTracer" }],
-        maxBatch: TRACE_BATCH,
-        parse: (result): { creations: ContractCreation[] } | { entries: unknown[] } => {
-          const entries = array(result, `debug_traceBlockByNumber ${n} result`);
-          return gethTracesHaveHashes(entries)
-            ? { creations: parseGethBlockTraces(entries, n) }
-            : { entries };
-        },
-      });
-      if ("creations" in traced) return traced.creations;
-      const hashes = await this.transport.request({
-        method: "eth_getBlockByNumber",
-        params: [numberToHex(n), false],
-        parse: (result) => blockTransactionHashes(result, n),
-      });
-      try {
-        return parseGethBlockTraces(traced.entries, n, hashes);
-      } catch (error) {
-        if (!(error instanceof MalformedAnswerError) || attempt > this.options.retries) throw error;
-        await new Promise((resolve) => setTimeout(resolve, backoffDelay(attempt, this.options.retryBaseMs)));
-      }
-    }
+    // Traced by hash, so the creations are known to be of the block whose hash they carry: tracing by
+    // number could trace another fork's block than the header the batch holds. The block's transaction
+    // list, read with its hash, names the transactions for nodes whose traces do not.
+    const block = await this.transport.request({
+      method: "eth_getBlockByNumber",
+      params: [numberToHex(n), false],
+      parse: (result) => blockTransactionHashes(result, n),
+    });
+    return this.transport.request({
+      method: "debug_traceBlockByHash",
+      params: [block.hash, { tracer: "callTracer" }],
+      maxBatch: TRACE_BATCH,
+      parse: (result) => parseGethBlockTraces(result, n, block.hash, block.transactions),
+    });
   }
 }
 
-function blockTransactionHashes(result: unknown, n: number): Hex[] {
-  if (result === null) throw new MalformedAnswerError(`block ${n} is not available on the node yet`);
+function blockTransactionHashes(result: unknown, n: number): { hash: Hex; transactions: Hex[] } {
+  if (result === null) throw new NotAvailableYetError(`block ${n} is not available on the node yet`);
   const block = object(result, `block ${n}`);
-  return array(block.transactions, `block ${n} transactions`).map((tx, i) =>
-    hash(tx, `block ${n} transaction ${i}`),
-  );
+  if (quantity(block.number, `block ${n} number`) !== n) {
+    throw new MalformedAnswerError(`asked for block ${n}, the node answered block ${String(block.number)}`);
+  }
+  return {
+    hash: hash(block.hash, `block ${n} hash`),
+    transactions: array(block.transactions, `block ${n} transactions`).map((tx, i) =>
+      hash(tx, `block ${n} transaction ${i}`),
+    ),
+  };
 }

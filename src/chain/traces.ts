@@ -1,6 +1,6 @@
 import type { Address, Hex } from "../core/hex.ts";
 import type { ContractCreation } from "../core/types.ts";
-import { MalformedAnswerError } from "./errors.ts";
+import { MalformedAnswerError, NotAvailableYetError } from "./errors.ts";
 import { address, array, hash, object, quantity, type RawObject } from "./parse.ts";
 
 /**
@@ -19,11 +19,12 @@ function failed(frame: RawObject): boolean {
  * have no transaction and are skipped.
  */
 export function parseParityBlockTraces(result: unknown, blockNumber: number): ContractCreation[] {
-  if (result === null) throw new MalformedAnswerError(`traces of block ${blockNumber} are not available yet`);
+  if (result === null) throw new NotAvailableYetError(`traces of block ${blockNumber} are not available yet`);
   const traces = array(result, `trace_block ${blockNumber} result`);
   const failedPaths = new Set<string>();
   const senders = new Map<string, Address>();
   const frames: { tx: Hex; path: readonly number[]; trace: RawObject }[] = [];
+  let blockHash: Hex | undefined;
 
   for (let i = 0; i < traces.length; i++) {
     const trace = object(traces[i], `trace ${i} of block ${blockNumber}`);
@@ -35,6 +36,13 @@ export function parseParityBlockTraces(result: unknown, blockNumber: number): Co
         `asked for traces of block ${blockNumber}, got a trace of block ${traceBlock}`,
       );
     }
+    const traceHash = hash(trace.blockHash, `trace ${i} blockHash`);
+    if (blockHash !== undefined && traceHash !== blockHash) {
+      throw new MalformedAnswerError(
+        `traces of block ${blockNumber} are of two blocks, ${blockHash} and ${traceHash}`,
+      );
+    }
+    blockHash = traceHash;
     const path = array(trace.traceAddress, `trace ${i} traceAddress`).map((step) => {
       if (typeof step !== "number" || !Number.isSafeInteger(step) || step < 0) {
         throw new MalformedAnswerError(`malformed answer: trace ${i} traceAddress holds ${String(step)}`);
@@ -67,29 +75,26 @@ export function parseParityBlockTraces(result: unknown, blockNumber: number): Co
       txFrom,
       txHash: tx,
       blockNumber,
+      // Every frame kept came with a transaction, so the hash was read.
+      blockHash: blockHash as Hex,
     });
   }
   return creations;
 }
 
-/** Whether every entry of a geth block trace names its transaction (geth ≥ 1.11 does; older ones do not). */
-export function gethTracesHaveHashes(result: readonly unknown[]): boolean {
-  return result.every(
-    (entry) => entry !== null && typeof entry === "object" && typeof (entry as RawObject).txHash === "string",
-  );
-}
-
 /**
- * geth `debug_traceBlockByNumber` with callTracer: one call tree per transaction, in block order, as
- * `{ txHash?, result }`. Entries without txHash take it from `txHashes`, the block's transaction list.
+ * geth `debug_traceBlockByHash` with callTracer: one call tree per transaction, in block order, as
+ * `{ txHash?, result }` (geth before 1.11 sends no txHash). `txHashes`, the block's transaction list,
+ * names the transactions and is checked against the txHash each entry has.
  */
 export function parseGethBlockTraces(
   result: unknown,
   blockNumber: number,
+  blockHash: Hex,
   txHashes?: readonly Hex[],
 ): ContractCreation[] {
-  if (result === null) throw new MalformedAnswerError(`traces of block ${blockNumber} are not available yet`);
-  const entries = array(result, `debug_traceBlockByNumber ${blockNumber} result`);
+  if (result === null) throw new NotAvailableYetError(`traces of block ${blockNumber} are not available yet`);
+  const entries = array(result, `debug_traceBlockByHash ${blockNumber} result`);
   if (txHashes && txHashes.length !== entries.length) {
     throw new MalformedAnswerError(
       `block ${blockNumber} has ${txHashes.length} transactions but the node traced ${entries.length}`,
@@ -130,6 +135,7 @@ export function parseGethBlockTraces(
           txFrom,
           txHash: txHash.toLowerCase() as Hex,
           blockNumber,
+          blockHash,
         });
       }
       if (frame.calls === undefined || frame.calls === null) continue;

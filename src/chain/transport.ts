@@ -7,10 +7,12 @@ import {
   MalformedAnswerError,
   MethodUnavailableError,
   NodeRejectedError,
+  NotAvailableYetError,
   oneLine,
   RefusedAsAskedError,
+  RepeatedNodeError,
 } from "./errors.ts";
-import { classify, type Verdict } from "./faults.ts";
+import { classify, type Failure, isOutage, type Verdict } from "./faults.ts";
 import { backoffDelay, parseRetryAfter } from "./retry.ts";
 
 export interface ChainLogger {
@@ -62,6 +64,10 @@ interface Entry {
   id: number;
   attempts: number;
   lane: number;
+  /** Whether any attempt failed for want of an answer (see `isOutage`). */
+  outage: boolean;
+  /** The last answer that came but could not be used. */
+  unusable?: Error;
   resolve(value: unknown): void;
   reject(error: Error): void;
 }
@@ -131,6 +137,7 @@ export class RpcTransport {
         id: this.nextId++,
         attempts: 0,
         lane,
+        outage: false,
         resolve: resolve as (value: unknown) => void,
         reject,
       });
@@ -249,6 +256,7 @@ export class RpcTransport {
       for (const entry of entries) {
         const item = byId.get(entry.id);
         if (item === undefined) {
+          // Overloaded providers shed elements of a batch: this call got no answer, an outage like a timeout.
           this.fault(entry, "the batch answer has no response for this request", undefined, report);
         } else {
           this.onAnswer(entry, item, report);
@@ -264,34 +272,38 @@ export class RpcTransport {
 
   private onAnswer(entry: Entry, item: unknown, report: Report): void {
     if (item === null || typeof item !== "object" || Array.isArray(item)) {
-      this.fault(entry, "malformed answer: not a JSON-RPC response object", undefined, report);
+      this.unusable(
+        entry,
+        new MalformedAnswerError("malformed answer: not a JSON-RPC response object"),
+        report,
+      );
       return;
     }
     const response = item as { result?: unknown; error?: unknown };
     if (response.error !== undefined && response.error !== null) {
       const rpcError = readRpcError(response.error);
       if (!rpcError) {
-        this.fault(
-          entry,
-          `malformed error answer: ${oneLine(JSON.stringify(response.error), 120)}`,
-          undefined,
-          report,
-        );
+        const cause = `malformed error answer: ${oneLine(JSON.stringify(response.error), 120)}`;
+        this.unusable(entry, new MalformedAnswerError(cause), report);
         return;
       }
       this.onFailure(entry, { rpcError, cause: describeRpcError(rpcError) }, false, report);
       return;
     }
     if (!("result" in response)) {
-      this.fault(entry, "malformed answer: neither result nor error", undefined, report);
+      this.unusable(entry, new MalformedAnswerError("malformed answer: neither result nor error"), report);
       return;
     }
     let value: unknown;
     try {
       value = entry.call.parse(response.result);
     } catch (error) {
-      if (error instanceof MalformedAnswerError) {
+      if (error instanceof NotAvailableYetError) {
         this.fault(entry, error.message, undefined, report);
+        return;
+      }
+      if (error instanceof MalformedAnswerError) {
+        this.unusable(entry, error, report);
         return;
       }
       entry.reject(error instanceof Error ? error : new Error(String(error)));
@@ -302,13 +314,14 @@ export class RpcTransport {
 
   private onFailure(entry: Entry, failure: HttpFailure, inBatch: boolean, report: Report): void {
     const method = entry.call.method;
-    const verdict = classify({
+    const facts: Failure = {
       method,
       status: failure.status,
       code: failure.rpcError?.code,
       message: failure.rpcError?.message ?? failure.cause,
       inBatch,
-    });
+    };
+    const verdict = classify(facts);
     if (failure.rpcError && entry.call.settle) {
       const settled = entry.call.settle(failure.rpcError, verdict);
       if (settled) {
@@ -318,12 +331,12 @@ export class RpcTransport {
     }
     const cause = oneLine(failure.cause);
     switch (verdict) {
-      case "retry":
-        this.fault(entry, failure.cause, failure.retryAfterMs, report);
-        return;
       case "retry-alone":
-        entry.lane = 1;
-        this.fault(entry, failure.cause, failure.retryAfterMs, report);
+      case "retry":
+        // A batch too large as a whole: asked again in an HTTP request of its own.
+        if (verdict === "retry-alone") entry.lane = 1;
+        if (isOutage(facts)) this.fault(entry, failure.cause, failure.retryAfterMs, report);
+        else this.unusable(entry, new Error(failure.cause), report);
         return;
       case "too-large":
         entry.reject(
@@ -352,18 +365,34 @@ export class RpcTransport {
     }
   }
 
-  private fault(entry: Entry, cause: string, retryAfterMs: number | undefined, report: Report): void {
+  /** An answer came, but cannot be used: asked again, and remembered for what the caller is told. */
+  private unusable(entry: Entry, error: Error, report: Report): void {
+    entry.unusable = error;
+    this.fault(entry, error.message, undefined, report, false);
+  }
+
+  private fault(
+    entry: Entry,
+    cause: string,
+    retryAfterMs: number | undefined,
+    report: Report,
+    outage = true,
+  ): void {
     entry.attempts++;
+    if (outage) entry.outage = true;
     const method = entry.call.method;
     if (this.closed) {
       entry.reject(this.closedError());
       return;
     }
     if (entry.attempts > this.options.retries) {
+      const message = `${method} to ${this.displayUrl} failed after ${entry.attempts} attempts: ${oneLine(cause)}`;
+      // Only a node that answered unusably every single time is reported as such: one outage among the
+      // attempts leaves open that the answers were the outage's doing.
       entry.reject(
-        new TransientError(
-          `${method} to ${this.displayUrl} failed after ${entry.attempts} attempts: ${oneLine(cause)}`,
-        ),
+        !entry.outage && entry.unusable
+          ? new RepeatedNodeError(message, method, entry.unusable)
+          : new TransientError(message),
       );
       return;
     }

@@ -5,7 +5,8 @@
 
 /** A passing fault (network, rate limit, overloaded or lagging node): try again later. */
 export class TransientError extends Error {
-  override readonly name = "TransientError";
+  // Typed as string so that subclasses which tell the caller more can name themselves.
+  override readonly name: string = "TransientError";
 }
 
 /** The node answered, but refuses the request as asked (range too large, too many results): ask for less. */

@@ -31,6 +31,8 @@ export interface BlockHeader {
   parentHash: Hex;
   /** Unix seconds. */
   timestamp: number;
+  /** 2048-bit bloom of every log's address and topics: what the block may hold, to check an empty answer against. */
+  logsBloom: Hex;
 }
 
 /** A contract created in a block, seen in call traces or receipts. */
@@ -42,6 +44,8 @@ export interface ContractCreation {
   txFrom: Address;
   txHash: Hex;
   blockNumber: number;
+  /** The hash of the block the trace or receipt was of: it must be the header's, or the two are of different forks. */
+  blockHash: Hex;
 }
 
 /** One unit-level movement of an NFT. Multi-token events expand into several, told apart by `seq`. */

@@ -1,6 +1,7 @@
+import { bloomBits, bloomMayHold } from "../chain/bloom.ts";
 import type { ChainClient } from "../chain/rpc-types.ts";
 import { TransientError } from "../core/errors.ts";
-import type { Address } from "../core/hex.ts";
+import type { Address, Hex } from "../core/hex.ts";
 import type { BlockHeader, ChainLog, ContractCreation, NftTransfer } from "../core/types.ts";
 import type { SkippedLog } from "../store/skipped-logs.ts";
 import type { FetchedBatch, FirstSeen } from "./batch.ts";
@@ -47,13 +48,7 @@ export async function fetchBatch(
   options: FetchOptions = { inspectDeployments: false },
 ): Promise<FetchedBatch> {
   const { client, registry } = ctx;
-  const numbers = Array.from({ length: to - from + 1 }, (_, i) => from + i);
-  let [logs, headers, creations] = await Promise.all([
-    client.getLogs(from, to, TRANSFER_TOPICS),
-    client.getHeaders(numbers),
-    readCreations(ctx, from, to),
-  ]);
-  checkConsistency(from, headers, logs);
+  let { logs, headers, creations } = await readBlocks(client, ctx.creations, from, to, TRANSFER_TOPICS);
 
   const classified = await registry.ensure(
     emittedShapes(logs),
@@ -130,22 +125,90 @@ function skippedLogs(decoded: DecodedLogs): SkippedLog[] {
   return skipped.sort((a, b) => a.blockNumber - b.blockNumber || a.logIndex - b.logIndex);
 }
 
-function readCreations(ctx: FetchContext, from: number, to: number): Promise<ContractCreation[]> {
-  switch (ctx.creations) {
+/** What blocks [from, to] hold, as read from the node and checked against each other. */
+export interface ReadBlocks {
+  headers: BlockHeader[];
+  /** Logs whose first topic is one of those asked for. */
+  logs: ChainLog[];
+  creations: ContractCreation[];
+}
+
+/**
+ * Reads the headers, logs and contract creations of blocks [from, to], checks that they are of one
+ * chain, and checks the blocks the logs answer left empty against their blooms. Throws TransientError
+ * when they are not of one chain (a node switching forks while answering): reading the blocks again
+ * is the remedy.
+ */
+export async function readBlocks(
+  client: ChainClient,
+  source: CreationSource,
+  from: number,
+  to: number,
+  topic0: readonly Hex[],
+): Promise<ReadBlocks> {
+  const numbers = Array.from({ length: to - from + 1 }, (_, i) => from + i);
+  const [logs, headers, creations] = await Promise.all([
+    client.getLogs(from, to, topic0),
+    client.getHeaders(numbers),
+    readCreations(client, source, from, to),
+  ]);
+  checkConsistency(from, headers, logs, creations);
+  return { headers, logs: await withPinnedLogs(client, headers, logs, topic0), creations };
+}
+
+/**
+ * A replica behind the range asked for may answer it with no logs rather than an error. So a block the
+ * answer gave no log for, but whose bloom may hold one of `topic0`, is asked again by its hash: a node
+ * without that exact block errors rather than answering nothing. Blooms have false positives, so that
+ * answer is final, empty or not. The pinned logs name the hash they were asked by: of the header's block.
+ */
+async function withPinnedLogs(
+  client: ChainClient,
+  headers: readonly BlockHeader[],
+  logs: ChainLog[],
+  topic0: readonly Hex[],
+): Promise<ChainLog[]> {
+  const withLogs = new Set<number>();
+  for (const log of logs) withLogs.add(log.blockNumber);
+  const bits = topic0.map(bloomBits);
+  const suspects = headers.filter(
+    (header) => !withLogs.has(header.number) && bits.some((b) => bloomMayHold(header.logsBloom, b)),
+  );
+  if (suspects.length === 0) return logs;
+  const pinned = await Promise.all(
+    suspects.map((header) => client.getBlockLogs(header.hash, header.number, topic0)),
+  );
+  const found = pinned.flat();
+  if (found.length === 0) return logs;
+  return [...logs, ...found].sort((a, b) => a.blockNumber - b.blockNumber || a.logIndex - b.logIndex);
+}
+
+function readCreations(
+  client: ChainClient,
+  source: CreationSource,
+  from: number,
+  to: number,
+): Promise<ContractCreation[]> {
+  switch (source) {
     case "traces":
-      return ctx.client.getTracedCreations(from, to);
+      return client.getTracedCreations(from, to);
     case "receipts":
-      return ctx.client.getReceiptCreations(from, to);
+      return client.getReceiptCreations(from, to);
     case "events":
       return Promise.resolve([]);
   }
 }
 
 /**
- * The headers must form one chain and every log must belong to it. A node that is switching
- * forks while answering fails this; the batch is read again.
+ * The headers must form one chain, and every log and creation must belong to it: a trace or receipt
+ * names its block's hash, so one of the same height on another fork is caught here.
  */
-function checkConsistency(from: number, headers: readonly BlockHeader[], logs: readonly ChainLog[]): void {
+function checkConsistency(
+  from: number,
+  headers: readonly BlockHeader[],
+  logs: readonly ChainLog[],
+  creations: readonly ContractCreation[],
+): void {
   for (let i = 0; i < headers.length; i++) {
     const header = headers[i] as BlockHeader;
     if (header.number !== from + i)
@@ -165,6 +228,14 @@ function checkConsistency(from: number, headers: readonly BlockHeader[], logs: r
       );
     }
   }
+  for (const creation of creations) {
+    const header = headers[creation.blockNumber - from];
+    if (!header || header.hash !== creation.blockHash) {
+      throw new TransientError(
+        `the creation of ${creation.address} in block ${creation.blockNumber} is not from the block the node returned`,
+      );
+    }
+  }
 }
 
 /** Where each of `contracts` first appears in the batch's logs, with the transaction's sender. */
@@ -180,7 +251,11 @@ async function firstSeenOf(
   }
   const entries = await Promise.all(
     [...earliest].map(async ([address, log]): Promise<[Address, FirstSeen]> => {
-      const minter = await client.getTransactionSender(log.transactionHash);
+      const minter = await client.getTransactionSender({
+        blockHash: log.blockHash,
+        index: log.transactionIndex,
+        hash: log.transactionHash,
+      });
       return [address, { txHash: log.transactionHash, blockNumber: log.blockNumber, minter }];
     }),
   );

@@ -108,8 +108,10 @@ export async function rawRpc<T = unknown>(url: string, method: string, params: u
 interface RawReceipt {
   status: Hex;
   blockNumber: Hex;
+  blockHash: Hex;
   contractAddress: Address | null;
   transactionHash: Hex;
+  transactionIndex: Hex;
 }
 
 export class FixtureChain {
@@ -175,8 +177,8 @@ export interface CreationScenario {
   deployments: ContractCreation[];
   /** Addresses created and then undone, or never created: must appear nowhere. */
   undone: Address[];
-  /** Hash of a transaction sent by `sender`. */
-  someTx: Hex;
+  /** A transaction sent by `sender`: its hash, block and position. */
+  someTx: { hash: Hex; blockHash: Hex; index: number };
   firstBlock: number;
   lastBlock: number;
 }
@@ -225,6 +227,7 @@ export async function buildCreations(chain: FixtureChain): Promise<CreationScena
     txFrom: chain.sender,
     txHash: receipt.transactionHash,
     blockNumber: at(receipt),
+    blockHash: receipt.blockHash,
   }));
   const byFactory = (address: Address): ContractCreation => ({
     address,
@@ -232,6 +235,7 @@ export async function buildCreations(chain: FixtureChain): Promise<CreationScena
     txFrom: chain.sender,
     txHash: made.transactionHash,
     blockNumber: at(made),
+    blockHash: made.blockHash,
   });
   const undone = [reverted];
   if (failedDeploy.contractAddress) undone.push(failedDeploy.contractAddress.toLowerCase() as Address);
@@ -241,7 +245,11 @@ export async function buildCreations(chain: FixtureChain): Promise<CreationScena
     traced: [...deployments, byFactory(create2), byFactory(create)],
     deployments,
     undone,
-    someTx: made.transactionHash,
+    someTx: {
+      hash: made.transactionHash,
+      blockHash: made.blockHash,
+      index: Number(made.transactionIndex),
+    },
     firstBlock,
     lastBlock,
   };

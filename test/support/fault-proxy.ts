@@ -34,14 +34,35 @@ export interface FaultProxyOptions {
   maxLogRange?: number;
   /** Methods answered with "method not found", as a node without them would. */
   disabledMethods?: readonly string[];
+  /** Methods answered with a null result, as a node that prunes its transaction index answers eth_getTransactionByHash. */
+  nullAnswers?: readonly string[];
+  /** Methods answered with this JSON-RPC error, as a node in that condition answers them. */
+  rpcErrors?: Readonly<Record<string, { code: number; message: string }>>;
   /** Trace methods refuse blocks below this one, as a full node without their state does. */
   tracesFrom?: number;
-  /** Remove txHash from debug_traceBlockByNumber answers, as geth before 1.11 sent them. */
+  /** Remove txHash from debug_traceBlockByNumber/ByHash answers, as geth before 1.11 sent them. */
   stripTraceTxHashes?: boolean;
   /** Remove status from receipts, as nodes answer for blocks before Byzantium. */
   stripReceiptStatus?: boolean;
   /** Answer every request with this HTTP status, never reaching the upstream. */
   alwaysFailStatus?: number;
+  /**
+   * eth_getLogs over a range answers no log of this block or later, as a replica whose head is below
+   * it does; eth_getLogs by block hash is answered in full.
+   */
+  lagLogsFrom?: number;
+  /** The first this many eth_getLogs by block hash are refused as "unknown block", as a replica without the block does. */
+  unknownPinnedLogs?: number;
+  /**
+   * Answers to these methods name a block of another fork (every blockHash in them changed), as a
+   * replica on the other side of a reorganisation sends them.
+   */
+  otherFork?: readonly string[];
+  /**
+   * The first `times` answers to these methods carry a non-hex character in their first address or hash
+   * (address, hash, from, blockHash, transactionHash), as a broken node or middlebox sends them.
+   */
+  nonHex?: { methods: readonly string[]; times: number };
 }
 
 export interface FaultCounters extends Record<FaultKind, number> {
@@ -52,9 +73,23 @@ export interface FaultCounters extends Record<FaultKind, number> {
   /** Refused eth_getLogs ranges, by index into RANGE_REFUSALS. */
   rangeRefused: number[];
   methodDisabled: number;
+  /** Calls answered null for being one of `nullAnswers`. */
+  nullAnswers: number;
+  /** Calls answered with one of `rpcErrors`. */
+  rpcErrors: number;
   /** Trace requests refused for a block below `tracesFrom`. */
   traceRefused: number;
   alwaysFailed: number;
+  /** Logs left out of range answers by `lagLogsFrom`. */
+  logsDropped: number;
+  /** eth_getLogs by block hash refused by `unknownPinnedLogs`. */
+  pinnedRefused: number;
+  /** Answers rewritten to name a block of another fork. */
+  otherFork: number;
+  /** JSON-RPC calls received, by method. */
+  methods: Record<string, number>;
+  /** Answers given a non-hex character. */
+  nonHex: number;
   /** HTTP requests open at once, now and at most so far. */
   open: number;
   maxOpen: number;
@@ -129,6 +164,12 @@ function readBody(req: IncomingMessage): Promise<string> {
   });
 }
 
+/** The filter of an eth_getLogs call. */
+function logFilter(call: Call): { fromBlock?: unknown; toBlock?: unknown; blockHash?: unknown } | undefined {
+  if (call.method !== "eth_getLogs" || !Array.isArray(call.params)) return undefined;
+  return call.params[0] as { fromBlock?: unknown; toBlock?: unknown; blockHash?: unknown } | undefined;
+}
+
 function logsRangeSize(call: Call): number | undefined {
   if (call.method !== "eth_getLogs" || !Array.isArray(call.params)) return undefined;
   const filter = call.params[0] as { fromBlock?: unknown; toBlock?: unknown } | undefined;
@@ -168,8 +209,15 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
     nullBlock: 0,
     rangeRefused: RANGE_REFUSALS.map(() => 0),
     methodDisabled: 0,
+    nullAnswers: 0,
+    rpcErrors: 0,
     traceRefused: 0,
     alwaysFailed: 0,
+    logsDropped: 0,
+    pinnedRefused: 0,
+    otherFork: 0,
+    methods: {},
+    nonHex: 0,
     open: 0,
     maxOpen: 0,
   };
@@ -206,6 +254,25 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
           error: { code: -32601, message: `the method ${call.method} does not exist/is not available` },
         },
       };
+    }
+    if (typeof call.method === "string" && options.nullAnswers?.includes(call.method)) {
+      counters.nullAnswers++;
+      return { status: 200, body: { jsonrpc: "2.0", id: call.id, result: null } };
+    }
+    if (
+      logFilter(call)?.blockHash !== undefined &&
+      counters.pinnedRefused < (options.unknownPinnedLogs ?? 0)
+    ) {
+      counters.pinnedRefused++;
+      return {
+        status: 200,
+        body: { jsonrpc: "2.0", id: call.id, error: { code: -32000, message: "unknown block" } },
+      };
+    }
+    const rpcError = typeof call.method === "string" ? options.rpcErrors?.[call.method] : undefined;
+    if (rpcError) {
+      counters.rpcErrors++;
+      return { status: 200, body: { jsonrpc: "2.0", id: call.id, error: rpcError } };
     }
     if (options.tracesFrom !== undefined && tracedBlock(call) < options.tracesFrom) {
       counters.traceRefused++;
@@ -246,7 +313,7 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
     const response = answer as { result?: unknown };
     if (
       options.stripTraceTxHashes &&
-      call.method === "debug_traceBlockByNumber" &&
+      (call.method === "debug_traceBlockByNumber" || call.method === "debug_traceBlockByHash") &&
       Array.isArray(response.result)
     ) {
       for (const entry of response.result as { txHash?: unknown }[]) delete entry.txHash;
@@ -257,6 +324,43 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
       }
       if (call.method === "eth_getTransactionReceipt")
         delete (response.result as { status?: unknown }).status;
+    }
+    const lagFrom = options.lagLogsFrom;
+    if (lagFrom !== undefined && logFilter(call)?.fromBlock !== undefined && Array.isArray(response.result)) {
+      const logs = response.result as { blockNumber: string }[];
+      const kept = logs.filter((log) => Number(log.blockNumber) < lagFrom);
+      counters.logsDropped += logs.length - kept.length;
+      return { ...response, result: kept };
+    }
+    if (typeof call.method === "string" && options.otherFork?.includes(call.method) && response.result) {
+      const text = JSON.stringify(response.result);
+      const forked = text.replace(
+        /"blockHash":"(0x[0-9a-fA-F]{63})([0-9a-fA-F])"/g,
+        (_, head: string, last: string) => `"blockHash":"${head}${last === "f" ? "e" : "f"}"`,
+      );
+      if (forked !== text) {
+        counters.otherFork++;
+        return { ...response, result: JSON.parse(forked) };
+      }
+    }
+    const nonHex = options.nonHex;
+    if (
+      nonHex &&
+      counters.nonHex < nonHex.times &&
+      typeof call.method === "string" &&
+      nonHex.methods.includes(call.method) &&
+      response.result !== undefined &&
+      response.result !== null
+    ) {
+      const text = JSON.stringify(response.result);
+      const spoiled = text.replace(
+        /"(address|hash|from|blockHash|transactionHash)":"0x(?:[0-9a-fA-F]{40}|[0-9a-fA-F]{64})"/,
+        (found) => `${found.slice(0, -2)}g"`,
+      );
+      if (spoiled !== text) {
+        counters.nonHex++;
+        return { ...response, result: JSON.parse(spoiled) };
+      }
     }
     if (call.method === "eth_getBlockByNumber" && response.result !== null && pick(["nullBlock"])) {
       counters.nullBlock++;
@@ -283,6 +387,10 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
     }
     const calls = Array.isArray(payload) ? payload : [payload];
     counters.calls += calls.length;
+    for (const call of calls) {
+      const method = String(call.method);
+      counters.methods[method] = (counters.methods[method] ?? 0) + 1;
+    }
 
     const before = pick(["tooManyRequests", "serverError", "hang", "reset"]);
     if (before === "tooManyRequests") {
