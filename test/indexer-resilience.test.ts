@@ -1,10 +1,8 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { Writable } from "node:stream";
 import { after, before, describe, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
-import { pino } from "pino";
 import { generateHistory, historyGenesisTimestamp } from "../src/demo/activity.ts";
 import { type Anvil, startAnvil } from "../src/devchain/anvil.ts";
 import { connectDatabase } from "../src/store/database.ts";

@@ -36,3 +36,19 @@ export function classifyDatabaseError(error: unknown): DatabaseFailure | undefin
   if (/^E[A-Z]+$/.test(code) && "syscall" in error) return "connection";
   return undefined;
 }
+
+/** Session-ending SQLSTATEs: the server closes the connection after sending them. */
+const SESSION_ENDED_SQLSTATES = /^(08...|57P0[1-3])$/;
+
+/**
+ * Whether the connection a failed query ran on is gone (closed, reset, terminated by the server).
+ * A reserved connection that is gone must not be released: postgres.js has already moved it to its
+ * closed connections, and releasing it would put a dead connection back among the open ones.
+ */
+export function connectionIsGone(error: unknown): boolean {
+  if (error === null || typeof error !== "object") return false;
+  const { code, name } = error as { code?: unknown; name?: unknown };
+  if (typeof code !== "string") return false;
+  if (name === "PostgresError") return SESSION_ENDED_SQLSTATES.test(code);
+  return CLIENT_CONNECTION_CODES.has(code) || (/^E[A-Z]+$/.test(code) && "syscall" in error);
+}

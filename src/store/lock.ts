@@ -1,5 +1,6 @@
 import type postgres from "postgres";
 import type { Queryable, Sql } from "./database.ts";
+import { connectionIsGone } from "./errors.ts";
 import type { Statement } from "./pipeline.ts";
 
 /** Advisory-lock namespace of the per-chain indexer lock (an arbitrary constant of this project). */
@@ -40,31 +41,46 @@ export async function tryLockChain(sql: Sql, chainId: number): Promise<ChainLock
       holder = row.pid;
       return true;
     } catch (error) {
-      reserved.release();
+      if (!connectionIsGone(error)) reserved.release();
       throw error;
     }
   };
 
   if (!(await take())) return undefined;
+
+  // Whether the lock's session still holds it, asked on the pool: a statement sent on a reserved
+  // connection the server has terminated is written to a socket that is gone, which postgres.js
+  // does not survive. The dead connection is never touched again.
+  const stillHeld = async (): Promise<boolean> => {
+    const [row] = await sql<{ held: boolean }[]>`
+      SELECT EXISTS (
+        SELECT 1 FROM pg_locks
+        WHERE locktype = 'advisory' AND classid = ${INDEXER_LOCK_SPACE}::bigint::oid
+          AND objid = ${key}::bigint::oid AND objsubid = 2 AND pid = ${holder} AND granted
+      ) AS held`;
+    return row?.held === true;
+  };
+
   return {
     async ensureHeld() {
-      try {
-        await (connection as postgres.ReservedSql)`SELECT 1`;
-        return true;
-      } catch {
-        connection?.release();
-        connection = undefined;
-        return take();
-      }
+      if (connection && (await stillHeld())) return true;
+      connection = undefined;
+      return take();
     },
     requireStatement(tx) {
       return tx`SELECT mintlens_require_chain_lock(${INDEXER_LOCK_SPACE}, ${key}, ${holder})`;
     },
     async release() {
       if (!connection) return;
-      await connection`SELECT pg_advisory_unlock(${INDEXER_LOCK_SPACE}, ${key})`.catch(() => {});
-      connection.release();
+      const held = await stillHeld().catch(() => false);
+      const reserved = connection;
       connection = undefined;
+      if (!held) return;
+      const gone = await reserved`SELECT pg_advisory_unlock(${INDEXER_LOCK_SPACE}, ${key})`.then(
+        () => false,
+        (error: unknown) => connectionIsGone(error),
+      );
+      if (!gone) reserved.release();
     },
   };
 }

@@ -1,5 +1,6 @@
 import type postgres from "postgres";
 import type { Queryable, Sql } from "./database.ts";
+import { connectionIsGone } from "./errors.ts";
 
 /** A statement built but not sent yet (postgres.js queries run when first awaited or executed). */
 export type Statement = postgres.PendingQuery<postgres.Row[]>;
@@ -12,16 +13,41 @@ export type Statement = postgres.PendingQuery<postgres.Row[]>;
  */
 export async function pipelinedTransaction(sql: Sql, build: (tx: Queryable) => Statement[]): Promise<void> {
   const tx = await sql.reserve();
+  let gone = false;
   try {
     // Executed in order now: left to their first await, they would be sent in whatever order
     // the awaits happen to run.
     const sent = [tx`BEGIN`, ...build(tx), tx`COMMIT`].map((statement) => statement.execute());
-    const results = await Promise.allSettled(sent);
-    const failure = results.find((result): result is PromiseRejectedResult => result.status === "rejected");
-    if (failure) throw failure.reason;
+    const failure = await firstFailure(sent);
+    if (failure !== undefined) {
+      gone = connectionIsGone(failure);
+      throw failure;
+    }
   } finally {
-    tx.release();
+    if (!gone) tx.release();
   }
+}
+
+/**
+ * Waits for every statement, and gives the first failure. When the connection is gone, statements
+ * postgres.js had not written yet are never settled: the first such failure ends the wait.
+ */
+function firstFailure(sent: ReadonlyArray<Promise<unknown>>): Promise<unknown> {
+  return new Promise((resolve) => {
+    let pending = sent.length;
+    let first: { error: unknown } | undefined;
+    const done = () => {
+      if (--pending === 0) resolve(first?.error);
+    };
+    for (const statement of sent) {
+      statement.then(done, (error: unknown) => {
+        first ??= { error };
+        if (connectionIsGone(error)) resolve(first.error);
+        done();
+      });
+    }
+    if (sent.length === 0) resolve(undefined);
+  });
 }
 
 /** Runs statements one after the other, inside a transaction the caller holds. */
