@@ -16,7 +16,7 @@ import { connectDatabase, type Queryable, type Sql } from "../src/store/database
 import { startEmbeddedPostgres } from "../src/store/embedded.ts";
 import { migrate } from "../src/store/migrate.ts";
 import { encodeOwnership, ownershipStatements } from "../src/store/ownership.ts";
-import { pipelinedTransaction, type Statement } from "../src/store/pipeline.ts";
+import { openWriteSession, type Statement } from "../src/store/session.ts";
 import { encodeNftTransfers, nftTransferStatements } from "../src/store/transfers.ts";
 import { processCpu } from "./bench/process-cpu.ts";
 
@@ -51,8 +51,11 @@ type Part = "transfers" | "ownership";
 
 async function measure(sql: Sql, parts: readonly Part[]): Promise<{ wall: number; cpu: number }> {
   // One connection, so that one backend does all the work and its CPU is the server's.
-  const [backend] = await sql<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`;
-  const pid = backend?.pid as number;
+  const session = openWriteSession(sql);
+  const pid = await session.transaction(async (tx) => {
+    const [backend] = await tx<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`;
+    return backend?.pid as number;
+  });
   const timeOf = (block: number) => 1_700_000_000 + block * 12;
   const units = new Map<string, bigint>();
   let cpu = 0;
@@ -69,10 +72,11 @@ async function measure(sql: Sql, parts: readonly Part[]): Promise<{ wall: number
     ];
     const cpuBefore = processCpu(pid);
     const started = performance.now();
-    await pipelinedTransaction(sql, build);
+    await session.pipelined(build);
     wall += (performance.now() - started) / 1000;
     cpu += processCpu(pid) - cpuBefore;
   }
+  await session.end();
   return { wall, cpu };
 }
 

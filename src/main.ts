@@ -3,11 +3,14 @@ import { registerDemoCommand } from "./cli/demo-command.ts";
 import { registerIndexCommand } from "./cli/index-command.ts";
 import { registerMigrateCommand } from "./cli/migrate-command.ts";
 import { createLifecycle } from "./cli/shutdown.ts";
+import { ignoreStrayConnectionRejections } from "./cli/stray-rejections.ts";
 import { ConfigError } from "./config/config.ts";
 import { readEnvironment } from "./config/environment.ts";
 import { errorMessage, UserFacingError } from "./core/errors.ts";
 
 const environment = readEnvironment();
+// A failover must not end the process from inside the database driver: see the function.
+ignoreStrayConnectionRejections();
 const lifecycle = createLifecycle();
 const program = new Command()
   .name("mintlens")

@@ -91,6 +91,12 @@ function runIndexProcess(
   return exited;
 }
 
+/** Whether the indexer has registered its chain (it migrated and connected); fails over with the storm. */
+async function indexingBegun(db: TestDatabase): Promise<boolean> {
+  const rows = await db.sql`SELECT 1 FROM chains WHERE chain_id = ${CHAIN_ID}`.catch(() => []);
+  return rows.length > 0;
+}
+
 describe("indexer resilience", () => {
   before(async () => {
     anvil = await startAnvil({ chainId: CHAIN_ID, timestamp: historyGenesisTimestamp(60) });
@@ -192,6 +198,45 @@ describe("indexer resilience", () => {
     await Promise.all(terminations);
     assert.equal(terminations.length, killAt.size, "every planned termination happened during the run");
     // The test's own pool lost its connections too: read the result on a new one.
+    const check = await connectDatabase(db.url);
+    try {
+      assert.deepEqual(await snapshotStore(check), referenceSnapshot);
+    } finally {
+      await check.end();
+    }
+  });
+
+  test("the mintlens process under a storm of terminated database connections neither crashes nor hangs, and the store is the same", async () => {
+    const db = await freshDatabase();
+    const name = new URL(db.url).pathname.slice(1);
+    // Every connection of the indexer's database, every 40 ms for 6 s once indexing has begun:
+    // connections die while connecting, while idle, in the middle of pipelined writes and while
+    // holding the lock.
+    let terminated = 0;
+    let storm: Promise<void> = Promise.resolve();
+    const { code, stderr, hung } = await runIndexProcess(db.url, anvil.url, head, (_kill, exited) => {
+      let running = true;
+      void exited.then(() => {
+        running = false;
+      });
+      storm = (async () => {
+        while (running && (await indexingBegun(db)) === false) await sleep(20);
+        const until = Date.now() + 6_000;
+        while (running && Date.now() < until) {
+          await sleep(40);
+          const ended = await reference.sql`
+            SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+            WHERE datname = ${name} AND pid <> pg_backend_pid()`;
+          terminated += ended.length;
+        }
+      })();
+    });
+    await storm;
+    assert.ok(!hung, `the run did not exit within ${RUN_TIMEOUT_MS / 1000} s: ${stderr}`);
+    assert.equal(code, 0, `the indexer exited cleanly: ${stderr.slice(-2000)}`);
+    assert.ok(terminated >= 5, `connections were terminated during the run (${terminated})`);
+    const retries = stderr.match(/"kind":"outage"/g)?.length ?? 0;
+    assert.ok(retries >= 2, `the lost connections were retried as outages (${retries})`);
     const check = await connectDatabase(db.url);
     try {
       assert.deepEqual(await snapshotStore(check), referenceSnapshot);

@@ -4,7 +4,7 @@ import type { Address } from "../src/core/hex.ts";
 import type { EmittedShapes } from "../src/indexer/decode/shapes.ts";
 import { ContractRegistry, type InspectFn, RegistryResetError } from "../src/indexer/registry.ts";
 import { storedContracts, upsertContractsStatements } from "../src/store/contracts.ts";
-import { runInOrder } from "../src/store/pipeline.ts";
+import { runInOrder } from "../src/store/session.ts";
 import { createTestDatabase, stopTestServer, type TestDatabase } from "./support/database.ts";
 
 const CHAIN_ID = 7;

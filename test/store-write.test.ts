@@ -9,7 +9,7 @@ import { ContractRegistry } from "../src/indexer/registry.ts";
 import { ensureChain, nextBlock } from "../src/store/chain-state.ts";
 import { storedContracts } from "../src/store/contracts.ts";
 import { holderUnits } from "../src/store/ownership.ts";
-import { pipelinedTransaction } from "../src/store/pipeline.ts";
+import { openWriteSession, type WriteSession } from "../src/store/session.ts";
 import { nftTransfersAfter } from "../src/store/transfers.ts";
 import { createTestDatabase, stopTestServer, type TestDatabase } from "./support/database.ts";
 
@@ -66,17 +66,20 @@ function batchOf(from: number, to: number, nft: NftTransfer[]): FetchedBatch {
 
 describe("writing batches", () => {
   let db: TestDatabase;
+  let session: WriteSession;
   before(async () => {
     db = await createTestDatabase();
+    session = openWriteSession(db.sql);
   });
   after(async () => {
+    await session?.end();
     await db?.close();
     await stopTestServer();
   });
 
   test("a pipelined transaction commits all its statements", async () => {
     await db.sql`CREATE TABLE pipeline_ok (n integer PRIMARY KEY)`;
-    await pipelinedTransaction(db.sql, (tx) => [
+    await session.pipelined((tx) => [
       tx`INSERT INTO pipeline_ok VALUES (1)`,
       tx`INSERT INTO pipeline_ok VALUES (2)`,
       tx`UPDATE pipeline_ok SET n = n * 10`,
@@ -91,7 +94,7 @@ describe("writing batches", () => {
   test("a failing statement rolls the whole transaction back and is the error reported", async () => {
     await db.sql`CREATE TABLE pipeline_fail (n integer PRIMARY KEY)`;
     await assert.rejects(
-      pipelinedTransaction(db.sql, (tx) => [
+      session.pipelined((tx) => [
         tx`INSERT INTO pipeline_fail VALUES (1)`,
         tx`INSERT INTO pipeline_fail VALUES (1)`,
         tx`INSERT INTO pipeline_fail VALUES (3)`,
@@ -100,9 +103,9 @@ describe("writing batches", () => {
     );
     const [count] = await db.sql<{ n: string }[]>`SELECT count(*) AS n FROM pipeline_fail`;
     assert.equal(count?.n, "0");
-    // Every connection of the pool is back outside any transaction: the next one commits.
+    // The session's connection is back outside any transaction: the next one commits.
     for (let i = 0; i < 12; i++) {
-      await pipelinedTransaction(db.sql, (tx) => [tx`INSERT INTO pipeline_fail VALUES (${100 + i})`]);
+      await session.pipelined((tx) => [tx`INSERT INTO pipeline_fail VALUES (${100 + i})`]);
     }
     const [after] = await db.sql<{ n: string }[]>`SELECT count(*) AS n FROM pipeline_fail`;
     assert.equal(after?.n, "12");
@@ -129,7 +132,7 @@ describe("writing batches", () => {
     const blocker = await db.sql.reserve();
     await blocker`BEGIN`;
     await blocker`SELECT 1 FROM chains WHERE chain_id = ${CHAIN_ID} FOR UPDATE`;
-    const writing = writeBatch(db.sql, CHAIN_ID, preparedFirst, registry);
+    const writing = writeBatch(session, CHAIN_ID, preparedFirst, registry);
     // Only a bound for a write that never reaches the lock; generous for a busy machine.
     const deadline = Date.now() + 120_000;
     for (;;) {
@@ -143,7 +146,7 @@ describe("writing batches", () => {
     await blocker`COMMIT`;
     blocker.release();
     await writing;
-    await writeBatch(db.sql, CHAIN_ID, preparedSecond, registry);
+    await writeBatch(session, CHAIN_ID, preparedSecond, registry);
 
     assert.equal(await nextBlock(db.sql, CHAIN_ID), 5);
     const units = await holderUnits(db.sql, CHAIN_ID, [

@@ -43,7 +43,8 @@ export async function runIndexers(options: RunIndexersOptions): Promise<void> {
             client,
             chain,
             tuning: config.tuning,
-            logger: chainLogger,
+            // The indexer names its chain in every line itself.
+            logger,
             inspect: (address, emitted) => inspectContract(client, address, emitted),
             onProgress,
             ...(options.untilBlock !== undefined ? { untilBlock: options.untilBlock } : {}),
@@ -53,7 +54,7 @@ export async function runIndexers(options: RunIndexersOptions): Promise<void> {
         );
       } catch (error) {
         if (config.chains.length > 1) {
-          chainLogger.error({ chain: chain.name }, `${errorMessage(error)}; the other chains go on`);
+          logger.error({ chain: chain.name }, `${errorMessage(error)}; the other chains go on`);
         }
         throw error;
       } finally {

@@ -16,7 +16,7 @@ import {
 import { storedContracts } from "../store/contracts.ts";
 import type { Sql } from "../store/database.ts";
 import { classifyDatabaseError } from "../store/errors.ts";
-import { type ChainLock, tryLockChain } from "../store/lock.ts";
+import { openWriteSession, type WriteSession } from "../store/session.ts";
 import type { FetchedBatch } from "./batch.ts";
 import { BatchSizer } from "./batch-sizer.ts";
 import { type PreparedBatch, prepareBatch, RECENT_BLOCKS_KEPT, writeBatch } from "./commit.ts";
@@ -103,16 +103,20 @@ export async function runChainIndexer(options: ChainIndexerOptions, signal: Abor
       `${chain.name}: the node at ${redactUrl(client.url)} serves chain id ${nodeChainId}, not ${chain.chainId}`,
     );
   }
-  const lock = await tryLockChain(sql, chain.chainId);
-  if (!lock)
-    throw new UserFacingError(`${chain.name}: another indexer is already indexing chain ${chain.chainId}`);
+  const session = openWriteSession(sql, { lockChain: chain.chainId });
   try {
+    if (!(await session.ensureLocked()))
+      throw new UserFacingError(`${chain.name}: another indexer is already indexing chain ${chain.chainId}`);
     // Traces are probed where indexing resumes: a full node traces recent blocks only.
     const probeBlock = Math.min(await ensureChain(sql, chain), await client.blockNumber());
-    const indexer = new ChainIndexer(options, lock, await creationSource(client, chain, logger, probeBlock));
+    const indexer = new ChainIndexer(
+      options,
+      session,
+      await creationSource(client, chain, logger, probeBlock),
+    );
     await indexer.run(signal);
   } finally {
-    await lock.release();
+    await session.end();
   }
 }
 
@@ -153,7 +157,7 @@ class ChainIndexer {
 
   constructor(
     private readonly options: ChainIndexerOptions,
-    private readonly lock: ChainLock,
+    private readonly session: WriteSession,
     creations: CreationSource,
   ) {
     const { sql, client, chain, tuning } = options;
@@ -179,7 +183,7 @@ class ChainIndexer {
           resync = false;
         }
         if (this.options.untilBlock !== undefined && this.next > this.options.untilBlock) return;
-        if (!(await this.lock.ensureHeld())) {
+        if (!(await this.session.ensureLocked())) {
           throw new UserFacingError(
             `${chain.name}: lost the chain lock with a dropped database connection, and another indexer has taken it`,
           );
@@ -206,6 +210,9 @@ class ChainIndexer {
             cause: error,
           });
         }
+        // Backoff measures how long indexing has been stuck, so a batch committed since the last
+        // failure starts it again from the bottom.
+        if (this.lastFailure !== undefined && this.lastFailure.block !== this.next) this.outages = 0;
         const same = this.lastFailure?.block === this.next && this.lastFailure.message === message;
         const count = same ? (this.lastFailure?.count ?? 0) + 1 : 1;
         this.lastFailure = { block: this.next, message, count };
@@ -282,9 +289,9 @@ class ChainIndexer {
   }
 
   private async write(prepared: PreparedBatch, target: number): Promise<void> {
-    const { sql, chain } = this.options;
+    const { chain } = this.options;
     const { batch } = prepared;
-    await writeBatch(sql, chain.chainId, prepared, this.registry, this.lock);
+    await writeBatch(this.session, chain.chainId, prepared, this.registry);
     this.lastHash = batch.headers.at(-1)?.hash;
     this.next = batch.to + 1;
     // What a batch costs is its rows: ERC-2309 ranges and ERC-1155 batches make more than their
@@ -350,7 +357,7 @@ class ChainIndexer {
       return;
     }
     this.phantomReorgs = 0;
-    const undone = await rollbackAfter(sql, chain.chainId, ancestor);
+    const undone = await rollbackAfter(this.session, chain.chainId, ancestor);
     this.registry.reset();
     this.next = ancestor + 1;
     this.lastHash = await storedBlockHash(sql, chain.chainId, ancestor);

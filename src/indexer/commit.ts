@@ -7,14 +7,13 @@ import {
 } from "../store/contracts.ts";
 import { insertCreationsStatements } from "../store/creations.ts";
 import type { Sql } from "../store/database.ts";
-import type { ChainLock } from "../store/lock.ts";
 import {
   type EncodedOwnership,
   encodeOwnership,
   holderUnits,
   ownershipStatements,
 } from "../store/ownership.ts";
-import { pipelinedTransaction } from "../store/pipeline.ts";
+import type { WriteSession } from "../store/session.ts";
 import { insertSkippedLogsStatements } from "../store/skipped-logs.ts";
 import {
   type EncodedNftTransfers,
@@ -81,21 +80,19 @@ export async function prepareBatch(
  * the store holds either all of the batch or none of it, and indexing resumes at the checkpoint.
  */
 export async function writeBatch(
-  sql: Sql,
+  session: WriteSession,
   chainId: number,
   prepared: PreparedBatch,
   registry: ContractRegistry,
-  lock?: ChainLock,
 ): Promise<void> {
   const { batch } = prepared;
   const timeOf = timeOfBatch(batch);
   const taken = registry.takeRecords(batch.contracts, firstSeenAt(batch));
   const { records, reclassified } = taken;
-  await pipelinedTransaction(sql, (tx) => [
+  await session.pipelined((tx) => [
     // Losing the last commits in a server crash only moves the checkpoint back with them (the
     // batch and its checkpoint are one transaction), so there is no need to wait for the flush.
     tx`SET LOCAL synchronous_commit = off`,
-    ...(lock ? [lock.requireStatement(tx)] : []),
     ...nftTransferStatements(tx, chainId, prepared.nft),
     ...fungibleTransferStatements(tx, chainId, prepared.fungible),
     // Creations first: the contracts written next take their mint event from them.

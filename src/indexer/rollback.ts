@@ -1,8 +1,8 @@
 import { forgetBlocksAfter, setNextBlock } from "../store/chain-state.ts";
 import { deleteContractsDiscoveredAfter } from "../store/contracts.ts";
 import { deleteCreationsAfter } from "../store/creations.ts";
-import type { Sql } from "../store/database.ts";
 import { applyOwnership, holderUnits, pruneAfterRollback } from "../store/ownership.ts";
+import type { WriteSession } from "../store/session.ts";
 import { deleteSkippedLogsAfter } from "../store/skipped-logs.ts";
 import { deleteTransfersAfter, nftTransfersAfter } from "../store/transfers.ts";
 import { computeEffects, touchedHolders, unitsBeforeTransfers } from "./effects.ts";
@@ -12,8 +12,12 @@ import { computeEffects, touchedHolders, unitsBeforeTransfers } from "./effects.
  * transfers are the journal: replaying them from the units held before them gives exactly
  * the changes to take back.
  */
-export async function rollbackAfter(sql: Sql, chainId: number, ancestor: number): Promise<number> {
-  return sql.begin(async (tx) => {
+export async function rollbackAfter(
+  session: WriteSession,
+  chainId: number,
+  ancestor: number,
+): Promise<number> {
+  return session.transaction(async (tx) => {
     const { transfers, times } = await nftTransfersAfter(tx, chainId, ancestor);
     const pairs = touchedHolders(transfers);
     const current = await holderUnits(tx, chainId, pairs);
