@@ -334,7 +334,7 @@ describe("chain client against anvil", () => {
   test("a node without any trace API says so", async () => {
     const proxy = await startFaultProxy({
       upstream: anvil.url,
-      disabledMethods: ["trace_block", "debug_traceBlockByNumber"],
+      disabledMethods: ["trace_block", "debug_traceBlockByHash"],
     });
     const untraced = createChainClient({ url: proxy.url });
     try {

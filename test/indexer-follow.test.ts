@@ -183,7 +183,7 @@ describe("following the head", () => {
     await indexUntil({ sql: withTraces.sql, rpcUrl: anvil.url, chainId: 31337, untilBlock: head });
     const traced = await snapshotStore(withTraces.sql);
     for (const node of [
-      { disabledMethods: ["trace_block", "debug_traceBlockByNumber"] },
+      { disabledMethods: ["trace_block", "debug_traceBlockByHash"] },
       // A full node: it traces the last blocks only.
       { tracesFrom: head - 2 },
     ]) {

@@ -41,7 +41,7 @@ export class TraceSource {
     const api = await this.traceApi();
     if (api === "none") {
       throw new UserFacingError(
-        `${this.transport.displayUrl} offers neither trace_block nor debug_traceBlockByNumber (callTracer); ` +
+        `${this.transport.displayUrl} offers neither trace_block nor debug_traceBlockByHash (callTracer); ` +
           "enable the trace or debug API, or find contracts from receipts instead",
       );
     }
@@ -53,15 +53,29 @@ export class TraceSource {
   }
 
   private async detect(probeBlock: number | undefined): Promise<TraceApi> {
-    const block = numberToHex(probeBlock ?? (await this.options.head()));
+    const number = probeBlock ?? (await this.options.head());
+    const block = numberToHex(number);
     let api: TraceApi = "none";
     if (await this.offers("trace_block", [block])) api = "parity";
-    else if (await this.offers("debug_traceBlockByNumber", [block, { tracer: "callTracer" }])) api = "geth";
+    else if (
+      await this.offers("debug_traceBlockByHash", [await this.hashOf(number), { tracer: "callTracer" }])
+    )
+      // Probed with the method the blocks are then traced with.
+      api = "geth";
     this.options.logger?.info(
       { url: this.transport.displayUrl, traceApi: api, probeBlock: Number(block) },
       "trace API detected",
     );
     return api;
+  }
+
+  private async hashOf(n: number): Promise<Hex> {
+    const block = await this.transport.request({
+      method: "eth_getBlockByNumber",
+      params: [numberToHex(n), false],
+      parse: (result) => blockTransactionHashes(result, n),
+    });
+    return block.hash;
   }
 
   private async offers(method: string, params: readonly unknown[]): Promise<boolean> {

@@ -132,7 +132,7 @@ async function creationSource(
   if (api !== "none") return "traces";
   if (chain.contractDiscovery === "traces") {
     throw new UserFacingError(
-      `${chain.name}: the node cannot trace block ${probeBlock} with trace_block or debug_traceBlockByNumber (no trace API, or not that block's state)`,
+      `${chain.name}: the node cannot trace block ${probeBlock} with trace_block or debug_traceBlockByHash (no trace API, or not that block's state)`,
     );
   }
   logger.warn(

@@ -177,12 +177,16 @@ function logsRangeSize(call: Call): number | undefined {
   return Number(filter.toBlock) - Number(filter.fromBlock) + 1;
 }
 
-/** The block a trace request asks for; Infinity for any other request. */
-function tracedBlock(call: Call): number {
-  if (call.method !== "trace_block" && call.method !== "debug_traceBlockByNumber")
-    return Number.POSITIVE_INFINITY;
+/**
+ * The block a trace request asks for; Infinity for any other request. A block named by its hash is
+ * known by the number of the block answers that went through the proxy with that hash.
+ */
+function tracedBlock(call: Call, numberOfHash: ReadonlyMap<string, number>): number {
   const block = Array.isArray(call.params) ? call.params[0] : undefined;
-  return typeof block === "string" && block.startsWith("0x") ? Number(block) : Number.POSITIVE_INFINITY;
+  if (typeof block !== "string" || !block.startsWith("0x")) return Number.POSITIVE_INFINITY;
+  if (call.method === "trace_block" || call.method === "debug_traceBlockByNumber") return Number(block);
+  if (call.method === "debug_traceBlockByHash") return numberOfHash.get(block) ?? Number.POSITIVE_INFINITY;
+  return Number.POSITIVE_INFINITY;
 }
 
 export async function startFaultProxy(options: FaultProxyOptions): Promise<FaultProxy> {
@@ -222,6 +226,7 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
     maxOpen: 0,
   };
   const disabled = new Set(options.disabledMethods ?? []);
+  const numberOfHash = new Map<string, number>();
   const sockets = new Set<Socket>();
   let refusalTurn = 0;
   let serverErrorTurn = 0;
@@ -274,7 +279,7 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
       counters.rpcErrors++;
       return { status: 200, body: { jsonrpc: "2.0", id: call.id, error: rpcError } };
     }
-    if (options.tracesFrom !== undefined && tracedBlock(call) < options.tracesFrom) {
+    if (options.tracesFrom !== undefined && tracedBlock(call, numberOfHash) < options.tracesFrom) {
       counters.traceRefused++;
       return {
         status: 200,
@@ -311,6 +316,11 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
   /** Upstream answers, altered where the options ask for an older or lagging node. */
   const adjust = (call: Call, answer: unknown): unknown => {
     const response = answer as { result?: unknown };
+    if (call.method === "eth_getBlockByNumber" || call.method === "eth_getBlockByHash") {
+      const block = response.result as { hash?: unknown; number?: unknown } | null | undefined;
+      if (typeof block?.hash === "string" && typeof block.number === "string")
+        numberOfHash.set(block.hash, Number(block.number));
+    }
     if (
       options.stripTraceTxHashes &&
       (call.method === "debug_traceBlockByNumber" || call.method === "debug_traceBlockByHash") &&
