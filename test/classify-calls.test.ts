@@ -240,6 +240,7 @@ function scriptedClient(
     getTransactionSender: unused,
     traceApi: unused,
     getTracedCreations: unused,
+    getTraces: unused,
     getReceiptCreations: unused,
     close: () => Promise.resolve(),
     getCode: async (address, block) => {
@@ -381,6 +382,7 @@ describe("inspectContract against contracts deployed on anvil", () => {
       getTransactionSender: unused,
       traceApi: unused,
       getTracedCreations: unused,
+      getTraces: unused,
       getReceiptCreations: unused,
       close: () => Promise.resolve(),
       getCode: async (address, block) =>

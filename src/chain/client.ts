@@ -120,6 +120,7 @@ export function createChainClient(options: ChainClientOptions): ChainClient {
     },
     traceApi: (probeBlock) => traces.traceApi(probeBlock),
     getTracedCreations: (from, to) => traces.getTracedCreations(from, to),
+    getTraces: (from, to) => traces.getTraces(from, to),
     getReceiptCreations: (from, to) => receipts.getReceiptCreations(from, to),
     close: async () => transport.close(),
   };

@@ -1,5 +1,5 @@
 import type { Address, Hex } from "../core/hex.ts";
-import type { BlockHeader, ChainLog, ContractCreation } from "../core/types.ts";
+import type { BlockHeader, BlockTraces, ChainLog, ContractCreation } from "../core/types.ts";
 
 /** Which trace API the node offers, probed once. */
 export type TraceApi = "parity" | "geth" | "none";
@@ -54,6 +54,8 @@ export interface ChainClient {
   traceApi(probeBlock?: number): Promise<TraceApi>;
   /** Contracts created in [from, to], from call traces (every CREATE/CREATE2 that succeeded). */
   getTracedCreations(from: number, to: number): Promise<ContractCreation[]>;
+  /** Creations and native-coin movements of blocks [from, to], from call traces. */
+  getTraces(from: number, to: number): Promise<BlockTraces>;
   /** Contracts created by top-level deployments in [from, to], from receipts (no factories). */
   getReceiptCreations(from: number, to: number): Promise<ContractCreation[]>;
   close(): Promise<void>;

@@ -1,10 +1,10 @@
 import { UserFacingError } from "../core/errors.ts";
 import { type Hex, numberToHex } from "../core/hex.ts";
-import type { ContractCreation } from "../core/types.ts";
+import type { BlockTraces, ContractCreation } from "../core/types.ts";
 import { MalformedAnswerError, NodeRejectedError, NotAvailableYetError } from "./errors.ts";
 import { array, checkBlockRange, hash, object, quantity } from "./parse.ts";
 import type { TraceApi } from "./rpc-types.ts";
-import { parseGethBlockTraces, parseParityBlockTraces } from "./traces.ts";
+import { parseGethBlockTraceData, parseParityBlockTraceData } from "./traces.ts";
 import type { ChainLogger, RpcTransport } from "./transport.ts";
 
 /** Block traces run to megabytes on mainnet; keep their batches small so one answer stays manageable. */
@@ -37,6 +37,11 @@ export class TraceSource {
   }
 
   async getTracedCreations(from: number, to: number): Promise<ContractCreation[]> {
+    return (await this.getTraces(from, to)).creations;
+  }
+
+  /** Creations and native movements of blocks [from, to], in block and execution order. */
+  async getTraces(from: number, to: number): Promise<BlockTraces> {
     checkBlockRange(from, to);
     const api = await this.traceApi();
     if (api === "none") {
@@ -49,7 +54,10 @@ export class TraceSource {
     const perBlock = await Promise.all(
       blocks.map((n) => (api === "parity" ? this.parityBlock(n) : this.gethBlock(n))),
     );
-    return perBlock.flat();
+    return {
+      creations: perBlock.flatMap((b) => b.creations),
+      native: perBlock.flatMap((b) => b.native),
+    };
   }
 
   private async detect(probeBlock: number | undefined): Promise<TraceApi> {
@@ -89,16 +97,16 @@ export class TraceSource {
     }
   }
 
-  private parityBlock(n: number): Promise<ContractCreation[]> {
+  private parityBlock(n: number): Promise<BlockTraces> {
     return this.transport.request({
       method: "trace_block",
       params: [numberToHex(n)],
       maxBatch: TRACE_BATCH,
-      parse: (result) => parseParityBlockTraces(result, n),
+      parse: (result) => parseParityBlockTraceData(result, n),
     });
   }
 
-  private async gethBlock(n: number): Promise<ContractCreation[]> {
+  private async gethBlock(n: number): Promise<BlockTraces> {
     // Traced by hash, so the creations are known to be of the block whose hash they carry: tracing by
     // number could trace another fork's block than the header the batch holds. The block's transaction
     // list, read with its hash, names the transactions for nodes whose traces do not.
@@ -111,7 +119,7 @@ export class TraceSource {
       method: "debug_traceBlockByHash",
       params: [block.hash, { tracer: "callTracer" }],
       maxBatch: TRACE_BATCH,
-      parse: (result) => parseGethBlockTraces(result, n, block.hash, block.transactions),
+      parse: (result) => parseGethBlockTraceData(result, n, block.hash, block.transactions),
     });
   }
 }

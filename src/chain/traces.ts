@@ -1,7 +1,16 @@
 import type { Address, Hex } from "../core/hex.ts";
-import type { ContractCreation } from "../core/types.ts";
+import type { BlockTraces, ContractCreation, NativeTransfer } from "../core/types.ts";
 import { MalformedAnswerError, NotAvailableYetError } from "./errors.ts";
 import { address, array, hash, object, quantity, type RawObject } from "./parse.ts";
+
+/** A hex value field of a frame; absent or empty means none. */
+function frameValue(field: unknown, what: string): bigint {
+  if (field === undefined || field === null || field === "0x" || field === "0x0") return 0n;
+  if (typeof field !== "string" || !/^0x[0-9a-fA-F]{1,64}$/.test(field)) {
+    throw new MalformedAnswerError(`malformed answer: ${what} is ${String(field)}`);
+  }
+  return BigInt(field);
+}
 
 /**
  * Contract creations from the two trace forms nodes offer. A creation counts only when its own frame
@@ -19,6 +28,11 @@ function failed(frame: RawObject): boolean {
  * have no transaction and are skipped.
  */
 export function parseParityBlockTraces(result: unknown, blockNumber: number): ContractCreation[] {
+  return parseParityBlockTraceData(result, blockNumber).creations;
+}
+
+/** Creations and native movements of a `trace_block` answer (see parseParityBlockTraces). */
+export function parseParityBlockTraceData(result: unknown, blockNumber: number): BlockTraces {
   if (result === null) throw new NotAvailableYetError(`traces of block ${blockNumber} are not available yet`);
   const traces = array(result, `trace_block ${blockNumber} result`);
   const failedPaths = new Set<string>();
@@ -57,8 +71,9 @@ export function parseParityBlockTraces(result: unknown, blockNumber: number): Co
   }
 
   const creations: ContractCreation[] = [];
+  const native: NativeTransfer[] = [];
   for (const { tx, path, trace } of frames) {
-    if (trace.type !== "create") continue;
+    if (trace.type !== "create" && trace.type !== "call" && trace.type !== "suicide") continue;
     let prefix = `${tx}:`;
     let reverted = failedPaths.has(prefix);
     for (let depth = 0; depth < path.length && !reverted; depth++) {
@@ -66,6 +81,9 @@ export function parseParityBlockTraces(result: unknown, blockNumber: number): Co
       reverted = failedPaths.has(prefix);
     }
     if (reverted) continue;
+    const moved = parityMovement(trace, tx);
+    if (moved) native.push(moved);
+    if (trace.type !== "create") continue;
     const txFrom = senders.get(tx);
     if (!txFrom)
       throw new MalformedAnswerError(`block ${blockNumber} transaction ${tx} has no top-level trace`);
@@ -79,7 +97,33 @@ export function parseParityBlockTraces(result: unknown, blockNumber: number): Co
       blockHash: blockHash as Hex,
     });
   }
-  return creations;
+  return { creations, native };
+}
+
+/**
+ * The native coin a parity frame moved, if any. Delegate and static calls move none (a delegate
+ * call reports the value of the call it runs inside), nor does a callcode (it pays the caller).
+ */
+function parityMovement(trace: RawObject, tx: Hex): NativeTransfer | undefined {
+  const action = object(trace.action, "trace action");
+  if (trace.type === "suicide") {
+    const value = frameValue(action.balance, "suicide trace balance");
+    if (value === 0n) return undefined;
+    return {
+      txHash: tx,
+      from: address(action.address, "suicide trace address"),
+      to: address(action.refundAddress, "suicide trace refundAddress"),
+      value,
+    };
+  }
+  if (trace.type === "call" && action.callType !== "call") return undefined;
+  const value = frameValue(action.value, `${String(trace.type)} trace value`);
+  if (value === 0n) return undefined;
+  const to =
+    trace.type === "create"
+      ? address(object(trace.result, "create trace result").address, "create trace result.address")
+      : address(action.to, "call trace to");
+  return { txHash: tx, from: address(action.from, "trace action.from"), to, value };
 }
 
 /**
@@ -93,6 +137,16 @@ export function parseGethBlockTraces(
   blockHash: Hex,
   txHashes?: readonly Hex[],
 ): ContractCreation[] {
+  return parseGethBlockTraceData(result, blockNumber, blockHash, txHashes).creations;
+}
+
+/** Creations and native movements of a `debug_traceBlockByHash` answer (see parseGethBlockTraces). */
+export function parseGethBlockTraceData(
+  result: unknown,
+  blockNumber: number,
+  blockHash: Hex,
+  txHashes?: readonly Hex[],
+): BlockTraces {
   if (result === null) throw new NotAvailableYetError(`traces of block ${blockNumber} are not available yet`);
   const entries = array(result, `debug_traceBlockByHash ${blockNumber} result`);
   if (txHashes && txHashes.length !== entries.length) {
@@ -101,6 +155,7 @@ export function parseGethBlockTraces(
     );
   }
   const creations: ContractCreation[] = [];
+  const native: NativeTransfer[] = [];
   for (let i = 0; i < entries.length; i++) {
     const entry = object(entries[i], `trace ${i} of block ${blockNumber}`);
     if (entry.result === undefined && failed(entry)) {
@@ -128,6 +183,18 @@ export function parseGethBlockTraces(
       const frame = stack.pop() as RawObject;
       if (failed(frame)) continue;
       const type = typeof frame.type === "string" ? frame.type.toUpperCase() : "";
+      // Delegate, static and callcode frames move no coin between accounts.
+      if (type === "CALL" || type === "CREATE" || type === "CREATE2" || type === "SELFDESTRUCT") {
+        const value = frameValue(frame.value, `trace ${i} ${type} value`);
+        if (value > 0n) {
+          native.push({
+            txHash: txHash.toLowerCase() as Hex,
+            from: address(frame.from, `trace ${i} ${type} from`),
+            to: address(frame.to, `trace ${i} ${type} to`),
+            value,
+          });
+        }
+      }
       if (type === "CREATE" || type === "CREATE2") {
         creations.push({
           address: address(frame.to, `trace ${i} ${type} to`),
@@ -143,5 +210,5 @@ export function parseGethBlockTraces(
       for (let c = calls.length - 1; c >= 0; c--) stack.push(object(calls[c], `trace ${i} call`));
     }
   }
-  return creations;
+  return { creations, native };
 }

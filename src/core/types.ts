@@ -75,3 +75,21 @@ export interface FungibleTransfer {
   txHash: Hex;
   txIndex: number;
 }
+
+/**
+ * Native coin moved between two accounts inside a transaction: a call frame carrying value, a
+ * contract created with an endowment, or a self-destruct sending its balance. Only movements whose
+ * frame and every frame above it succeeded: a reverted frame moved nothing.
+ */
+export interface NativeTransfer {
+  txHash: Hex;
+  from: Address;
+  to: Address;
+  value: bigint;
+}
+
+/** What a block's call traces tell: its contract creations, and every movement of the native coin. */
+export interface BlockTraces {
+  creations: ContractCreation[];
+  native: NativeTransfer[];
+}

@@ -1,0 +1,325 @@
+import { type Address, ZERO_ADDRESS } from "../core/hex.ts";
+import type { NftTransfer } from "../core/types.ts";
+import { splitProportionally } from "./split.ts";
+import type { AttributedBy, PunkBid, SaleTransaction, TokenAmount, Trade } from "./types.ts";
+
+/** Where burnt NFTs go besides the zero address: they have no buyer. */
+const BURN_ADDRESSES: ReadonlySet<Address> = new Set<Address>([
+  ZERO_ADDRESS,
+  "0x000000000000000000000000000000000000dead",
+]);
+
+const NATIVE = "native";
+
+/** Finds the open bid an accepted CryptoPunks bid was paid with. */
+export type BidLookup = (contract: Address, punkIndex: bigint, bidder: Address) => PunkBid | undefined;
+
+/**
+ * The trades of one transaction: which NFTs changed hands between whom, and what each buyer paid
+ * for each, found from what moved rather than from any marketplace's events.
+ *
+ * 1. Each token's movements are netted per account: intermediaries (aggregators, escrows, MEV bots)
+ *    end where they started and drop out, the account left with fewer units is the seller, the one
+ *    left with more the buyer; a token whose first holder has it back was returned, not sold.
+ * 2. Payments are netted per account and currency (native coin from call traces, or the
+ *    transaction's value without them; each ERC-20), so refunds cancel what they give back.
+ * 3. A buyer who paid is the payer of its NFTs; a buyer who paid nothing is paid for by the
+ *    transaction's sender, if that sender paid and sold nothing.
+ * 4. A payer's payment is split over its NFTs: in proportion to what each seller received when
+ *    there are several sellers, by units otherwise.
+ * 5. A trade is a sale when its payer paid and its seller received something; CryptoPunks, whose
+ *    market credits sellers for a later withdrawal, are priced from the market's `PunkBought`
+ *    value or, when an accepted bid logs 0, from the bid. A new NFT paid for is a paid mint.
+ */
+export function attributeTransaction(tx: SaleTransaction, bids: BidLookup = () => undefined): Trade[] {
+  const moves = tokenMoves(tx.nft);
+  if (moves.length === 0) return [];
+  const flows = netFlows(tx);
+  const market = tx.markets[0]?.market ?? "";
+  const priceFromTransactionValue = tx.native === undefined;
+
+  const trades: Trade[] = [];
+  const priced: Pairing[] = [];
+  for (const move of moves) {
+    if (move.returned) {
+      trades.push({
+        ...eventOf(move.returned.transfer),
+        kind: "return",
+        seller: move.returned.holder,
+        buyer: move.returned.holder,
+        quantity: move.returned.transfer.amount,
+        native: 0n,
+        fungible: [],
+        attributedBy: "ATTRIBUTED_BY_NO_PAYMENTS",
+        market,
+        priceFromTransactionValue,
+      });
+    }
+    priced.push(...move.pairings);
+  }
+
+  const sellers = new Set(priced.map((p) => p.seller));
+  const payerOf = (buyer: Address): { payer: Address; forOther: boolean } | undefined => {
+    if (paidBy(flows, buyer).size > 0) return { payer: buyer, forOther: false };
+    if (tx.from !== buyer && !sellers.has(tx.from) && paidBy(flows, tx.from).size > 0)
+      return { payer: tx.from, forOther: true };
+    return undefined;
+  };
+
+  // Pairings grouped by who paid for them, in the order they first appear.
+  const groups = new Map<Address, { forOther: boolean; pairings: Pairing[] }>();
+  const unpaid: Pairing[] = [];
+  for (const pairing of priced) {
+    const found = payerOf(pairing.buyer);
+    if (!found) {
+      unpaid.push(pairing);
+      continue;
+    }
+    const group = groups.get(found.payer) ?? { forOther: false, pairings: [] };
+    group.forOther ||= found.forOther;
+    group.pairings.push(pairing);
+    groups.set(found.payer, group);
+  }
+
+  for (const [payer, group] of groups) {
+    const shares = splitPayment(paidBy(flows, payer), group.pairings, flows);
+    const attributedBy = attributionOf(group.pairings, group.forOther);
+    group.pairings.forEach((pairing, i) => {
+      const share = shares[i] ?? { native: 0n, fungible: [] };
+      const isMint = pairing.seller === ZERO_ADDRESS;
+      if (!isMint && received(flows, pairing.seller) === 0n) {
+        // Paid, but the seller side got nothing here: only a market that credits its sellers
+        // for later (CryptoPunks) can make that a sale.
+        unpaid.push(pairing);
+        return;
+      }
+      trades.push({
+        ...eventOf(pairing.delivery),
+        kind: isMint ? "mint" : "sale",
+        seller: pairing.seller,
+        buyer: pairing.buyer,
+        quantity: pairing.quantity,
+        native: share.native,
+        fungible: share.fungible,
+        attributedBy,
+        market,
+        priceFromTransactionValue,
+      });
+    });
+  }
+
+  for (const pairing of unpaid) {
+    if (pairing.seller === ZERO_ADDRESS) continue;
+    const price = punkPrice(tx, pairing, bids);
+    if (price === undefined || price === 0n) continue;
+    trades.push({
+      ...eventOf(pairing.delivery),
+      kind: "sale",
+      seller: pairing.seller,
+      buyer: pairing.buyer,
+      quantity: pairing.quantity,
+      native: price,
+      fungible: [],
+      attributedBy: "ATTRIBUTED_BY_MARKET_EVENT",
+      market: market || "cryptopunks",
+      priceFromTransactionValue: false,
+    });
+  }
+
+  return trades.sort((a, b) => a.logIndex - b.logIndex || a.seq - b.seq);
+}
+
+/** Units of one token going from a seller (or the zero address, for a mint) to a buyer. */
+interface Pairing {
+  contract: Address;
+  tokenId: bigint;
+  seller: Address;
+  buyer: Address;
+  quantity: bigint;
+  /** The last transfer that gave the buyer units of this token. */
+  delivery: NftTransfer;
+}
+
+interface TokenMove {
+  pairings: Pairing[];
+  /** The token's first holder ended with what it had, and nobody else gained: a return. */
+  returned?: { holder: Address; transfer: NftTransfer };
+}
+
+function eventOf(t: NftTransfer) {
+  return {
+    contract: t.contract,
+    tokenId: t.tokenId,
+    blockNumber: t.blockNumber,
+    logIndex: t.logIndex,
+    seq: t.seq,
+    txHash: t.txHash,
+    txIndex: t.txIndex,
+  };
+}
+
+/** Nets each token's movements per account and pairs who ended with fewer units with who ended with more. */
+function tokenMoves(nft: readonly NftTransfer[]): TokenMove[] {
+  const byToken = new Map<string, NftTransfer[]>();
+  for (const t of nft) {
+    const key = `${t.contract}:${t.tokenId}`;
+    const list = byToken.get(key);
+    if (list) list.push(t);
+    else byToken.set(key, [t]);
+  }
+  const moves: TokenMove[] = [];
+  for (const transfers of byToken.values()) {
+    const net = new Map<Address, bigint>();
+    const delivery = new Map<Address, NftTransfer>();
+    for (const t of transfers) {
+      net.set(t.from, (net.get(t.from) ?? 0n) - t.amount);
+      net.set(t.to, (net.get(t.to) ?? 0n) + t.amount);
+      delivery.set(t.to, t);
+    }
+    // Map order is first appearance: sellers and buyers are paired in the order they took part.
+    const sellers: { account: Address; units: bigint }[] = [];
+    const buyers: { account: Address; units: bigint }[] = [];
+    for (const [account, units] of net) {
+      if (units < 0n) sellers.push({ account, units: -units });
+      else if (units > 0n && !BURN_ADDRESSES.has(account)) buyers.push({ account, units });
+    }
+    const pairings: Pairing[] = [];
+    let s = 0;
+    for (const buyer of buyers) {
+      let wanted = buyer.units;
+      while (wanted > 0n && s < sellers.length) {
+        const seller = sellers[s] as { account: Address; units: bigint };
+        const quantity = wanted < seller.units ? wanted : seller.units;
+        pairings.push({
+          contract: (transfers[0] as NftTransfer).contract,
+          tokenId: (transfers[0] as NftTransfer).tokenId,
+          seller: seller.account,
+          buyer: buyer.account,
+          quantity,
+          delivery: delivery.get(buyer.account) as NftTransfer,
+        });
+        seller.units -= quantity;
+        wanted -= quantity;
+        if (seller.units === 0n) s++;
+      }
+    }
+    const first = transfers[0] as NftTransfer;
+    const move: TokenMove = { pairings };
+    if (
+      pairings.length === 0 &&
+      first.from !== ZERO_ADDRESS &&
+      net.get(first.from) === 0n &&
+      transfers.length > 1
+    ) {
+      move.returned = { holder: first.from, transfer: transfers[transfers.length - 1] as NftTransfer };
+    }
+    moves.push(move);
+  }
+  return moves;
+}
+
+/** Net amount per currency and account: negative for what an account paid out, positive for what it received. */
+type Flows = Map<string, Map<Address, bigint>>;
+
+function netFlows(tx: SaleTransaction): Flows {
+  const flows: Flows = new Map();
+  const add = (currency: string, from: Address, to: Address, amount: bigint) => {
+    if (amount === 0n || from === to) return;
+    let accounts = flows.get(currency);
+    if (!accounts) {
+      accounts = new Map();
+      flows.set(currency, accounts);
+    }
+    accounts.set(from, (accounts.get(from) ?? 0n) - amount);
+    accounts.set(to, (accounts.get(to) ?? 0n) + amount);
+  };
+  if (tx.native) for (const n of tx.native) add(NATIVE, n.from, n.to, n.value);
+  else if (tx.to !== null) add(NATIVE, tx.from, tx.to, tx.value);
+  for (const f of tx.fungible) add(f.contract, f.from, f.to, f.amount);
+  return flows;
+}
+
+/** What an account paid out, net, per currency. */
+function paidBy(flows: Flows, account: Address): Map<string, bigint> {
+  const paid = new Map<string, bigint>();
+  for (const [currency, accounts] of flows) {
+    const net = accounts.get(account) ?? 0n;
+    if (net < 0n) paid.set(currency, -net);
+  }
+  return paid;
+}
+
+/** Whether an account received anything, net, in any currency (as a count of currencies, 0 for none). */
+function received(flows: Flows, account: Address): bigint {
+  let currencies = 0n;
+  for (const accounts of flows.values()) if ((accounts.get(account) ?? 0n) > 0n) currencies++;
+  return currencies;
+}
+
+interface Share {
+  native: bigint;
+  fungible: TokenAmount[];
+}
+
+/**
+ * Splits what a payer paid over the NFTs it paid for. With several sellers, each currency goes to
+ * the sellers in proportion to what each received of it, then over each seller's NFTs by units;
+ * with one seller, or when no seller received that currency, over all the NFTs by units.
+ */
+function splitPayment(paid: Map<string, bigint>, pairings: readonly Pairing[], flows: Flows): Share[] {
+  const shares: Share[] = pairings.map(() => ({ native: 0n, fungible: [] }));
+  const sellers = [...new Set(pairings.map((p) => p.seller))];
+  for (const [currency, amount] of paid) {
+    const accounts = flows.get(currency);
+    const proceeds = sellers.map((s) => {
+      const net = accounts?.get(s) ?? 0n;
+      return net > 0n ? net : 0n;
+    });
+    let parts: bigint[];
+    if (sellers.length > 1 && proceeds.some((p) => p > 0n)) {
+      parts = pairings.map(() => 0n);
+      const perSeller = splitProportionally(amount, proceeds);
+      sellers.forEach((seller, si) => {
+        const own = pairings.map((p, i) => ({ p, i })).filter(({ p }) => p.seller === seller);
+        const split = splitProportionally(
+          perSeller[si] ?? 0n,
+          own.map(({ p }) => p.quantity),
+        );
+        own.forEach(({ i }, k) => {
+          parts[i] = split[k] ?? 0n;
+        });
+      });
+    } else {
+      parts = splitProportionally(
+        amount,
+        pairings.map((p) => p.quantity),
+      );
+    }
+    parts.forEach((part, i) => {
+      const share = shares[i] as Share;
+      if (currency === NATIVE) share.native += part;
+      else if (part > 0n) share.fungible.push({ token: currency as Address, amount: part });
+    });
+  }
+  return shares;
+}
+
+function attributionOf(pairings: readonly Pairing[], forOther: boolean): AttributedBy {
+  if (forOther) return "ATTRIBUTED_BY_RECIPIENT_NO_PAYMENT";
+  if (pairings.length === 1) return "ATTRIBUTED_BY_SINGLE_TRANSFER";
+  if (new Set(pairings.map((p) => p.seller)).size > 1) return "ATTRIBUTED_BY_SELLER_PROCEEDS";
+  if (new Set(pairings.map((p) => p.contract)).size > 1) return "ATTRIBUTED_BY_MULTI_CONTRACT_AVERAGE";
+  return "ATTRIBUTED_BY_SAME_CONTRACT_AVERAGE";
+}
+
+/** A CryptoPunks trade's price from its `PunkBought`, or from the bid it accepted when that logs 0. */
+function punkPrice(tx: SaleTransaction, pairing: Pairing, bids: BidLookup): bigint | undefined {
+  for (const event of tx.markets) {
+    const punk = event.punk;
+    if (!punk || event.contract !== pairing.contract || punk.index !== pairing.tokenId) continue;
+    if (punk.from !== pairing.seller) continue;
+    if (punk.value > 0n) return punk.value;
+    return bids(pairing.contract, pairing.tokenId, pairing.buyer)?.value;
+  }
+  return undefined;
+}
