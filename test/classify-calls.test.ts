@@ -241,6 +241,7 @@ function scriptedClient(
     traceApi: unused,
     getTracedCreations: unused,
     getTraces: unused,
+    getTransaction: unused,
     getReceiptCreations: unused,
     close: () => Promise.resolve(),
     getCode: async (address, block) => {
@@ -383,6 +384,7 @@ describe("inspectContract against contracts deployed on anvil", () => {
       traceApi: unused,
       getTracedCreations: unused,
       getTraces: unused,
+      getTransaction: unused,
       getReceiptCreations: unused,
       close: () => Promise.resolve(),
       getCode: async (address, block) =>

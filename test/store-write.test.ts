@@ -61,6 +61,9 @@ function batchOf(from: number, to: number, nft: NftTransfer[]): FetchedBatch {
     firstSeen: new Map(),
     logCount: nft.length,
     skipped: [],
+    // Each transfer sent by its sender, no value, traced: nothing is paid, so nothing is sold.
+    calls: new Map(nft.map((t) => [t.txHash, { txHash: t.txHash, from: t.from, to: COLLECTION, value: 0n }])),
+    native: [],
   };
 }
 

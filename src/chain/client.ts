@@ -1,9 +1,10 @@
 import { UserFacingError } from "../core/errors.ts";
 import { type Address, type Hex, numberToHex } from "../core/hex.ts";
+import type { TransactionCall } from "../core/types.ts";
 import { MalformedAnswerError, NotAvailableYetError } from "./errors.ts";
 import { getHeaders } from "./headers.ts";
 import { LogFetcher } from "./logs.ts";
-import { address, hash, hexData, object, quantity } from "./parse.ts";
+import { address, hash, hexData, object, quantity, uint256 } from "./parse.ts";
 import { ReceiptSource } from "./receipts.ts";
 import type { ChainClient, RpcOptions } from "./rpc-types.ts";
 import { TraceSource } from "./trace-api.ts";
@@ -78,7 +79,7 @@ export function createChainClient(options: ChainClientOptions): ChainClient {
   const traces = new TraceSource(transport, { head: blockNumber, logger: options.logger });
   const receipts = new ReceiptSource(transport, getCode, options.logger);
 
-  return {
+  const client: ChainClient = {
     url: options.url,
     chainId: () =>
       transport.request({ method: "eth_chainId", params: [], parse: (r) => quantity(r, "eth_chainId") }),
@@ -97,14 +98,15 @@ export function createChainClient(options: ChainClientOptions): ChainClient {
         },
         settle: (_error, verdict) => (verdict === "revert" ? { value: undefined } : undefined),
       }),
-    getTransactionSender: async ({ blockHash, index, hash: txHash }) => {
+    getTransactionSender: async (tx) => (await client.getTransaction(tx)).from,
+    getTransaction: async ({ blockHash, index, hash: txHash }) => {
       if (!Number.isSafeInteger(index) || index < 0)
         throw new RangeError(`invalid transaction index ${index}`);
       const what = `transaction ${index} of block ${blockHash}`;
       return transport.request({
         method: "eth_getTransactionByBlockHashAndIndex",
         params: [blockHash, numberToHex(index)],
-        parse: (r) => {
+        parse: (r): TransactionCall => {
           // Null: the node has not seen that block (behind, or it was on a fork the node never had).
           if (r === null) throw new NotAvailableYetError(`${what} is not available on the node yet`);
           const tx = object(r, what);
@@ -114,7 +116,12 @@ export function createChainClient(options: ChainClientOptions): ChainClient {
               `asked for ${what}, expecting ${txHash}, the node answered ${found}`,
             );
           }
-          return address(tx.from, `${what} from`);
+          return {
+            txHash: found,
+            from: address(tx.from, `${what} from`),
+            to: tx.to === null || tx.to === undefined ? null : address(tx.to, `${what} to`),
+            value: uint256(tx.value, `${what} value`),
+          };
         },
       });
     },
@@ -124,4 +131,5 @@ export function createChainClient(options: ChainClientOptions): ChainClient {
     getReceiptCreations: (from, to) => receipts.getReceiptCreations(from, to),
     close: async () => transport.close(),
   };
+  return client;
 }

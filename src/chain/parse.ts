@@ -34,6 +34,13 @@ export function quantity(value: unknown, what: string): number {
   return n;
 }
 
+/** A hex uint256 (a value in wei); absent, null or "0x" is zero, as nodes write an empty value. */
+export function uint256(value: unknown, what: string): bigint {
+  if (value === undefined || value === null || value === "0x") return 0n;
+  if (typeof value !== "string" || !/^0x[0-9a-fA-F]{1,64}$/.test(value)) throw bad(what, value);
+  return BigInt(value);
+}
+
 /** 1 for the code units of 0-9, a-f and A-F: one load per character, cheaper here than range tests. */
 const HEX_DIGIT = new Uint8Array(65536);
 for (const digit of "0123456789abcdefABCDEF") HEX_DIGIT[digit.charCodeAt(0)] = 1;

@@ -1,5 +1,5 @@
 import type { Address, Hex } from "../core/hex.ts";
-import type { BlockHeader, BlockTraces, ChainLog, ContractCreation } from "../core/types.ts";
+import type { BlockHeader, BlockTraces, ChainLog, ContractCreation, TransactionCall } from "../core/types.ts";
 
 /** Which trace API the node offers, probed once. */
 export type TraceApi = "parity" | "geth" | "none";
@@ -47,6 +47,8 @@ export interface ChainClient {
    * block and position: nodes that prune their transaction index answer a lookup by hash with null.
    */
   getTransactionSender(tx: { blockHash: Hex; index: number; hash: Hex }): Promise<Address>;
+  /** A transaction's sender, recipient and value, read by its block's hash and its index. */
+  getTransaction(tx: { blockHash: Hex; index: number; hash: Hex }): Promise<TransactionCall>;
   /**
    * Which trace API the node offers, found once by tracing `probeBlock` (the head by default):
    * a node that cannot trace that block (no trace API, or a full node without its state) has none.

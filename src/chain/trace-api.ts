@@ -57,6 +57,8 @@ export class TraceSource {
     return {
       creations: perBlock.flatMap((b) => b.creations),
       native: perBlock.flatMap((b) => b.native),
+      calls: perBlock.flatMap((b) => b.calls),
+      tracedBlocks: perBlock.flatMap((b) => b.tracedBlocks),
     };
   }
 

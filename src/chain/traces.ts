@@ -1,16 +1,7 @@
 import type { Address, Hex } from "../core/hex.ts";
-import type { BlockTraces, ContractCreation, NativeTransfer } from "../core/types.ts";
+import type { BlockTraces, ContractCreation, NativeTransfer, TransactionCall } from "../core/types.ts";
 import { MalformedAnswerError, NotAvailableYetError } from "./errors.ts";
-import { address, array, hash, object, quantity, type RawObject } from "./parse.ts";
-
-/** A hex value field of a frame; absent or empty means none. */
-function frameValue(field: unknown, what: string): bigint {
-  if (field === undefined || field === null || field === "0x" || field === "0x0") return 0n;
-  if (typeof field !== "string" || !/^0x[0-9a-fA-F]{1,64}$/.test(field)) {
-    throw new MalformedAnswerError(`malformed answer: ${what} is ${String(field)}`);
-  }
-  return BigInt(field);
-}
+import { address, array, hash, object, quantity, type RawObject, uint256 } from "./parse.ts";
 
 /**
  * Contract creations from the two trace forms nodes offer. A creation counts only when its own frame
@@ -38,6 +29,7 @@ export function parseParityBlockTraceData(result: unknown, blockNumber: number):
   const failedPaths = new Set<string>();
   const senders = new Map<string, Address>();
   const frames: { tx: Hex; path: readonly number[]; trace: RawObject }[] = [];
+  const calls: TransactionCall[] = [];
   let blockHash: Hex | undefined;
 
   for (let i = 0; i < traces.length; i++) {
@@ -65,7 +57,15 @@ export function parseParityBlockTraceData(result: unknown, blockNumber: number):
     });
     if (failed(trace)) failedPaths.add(`${tx}:${path.join(",")}`);
     if (path.length === 0) {
-      senders.set(tx, address(object(trace.action, `trace ${i} action`).from, `trace ${i} action.from`));
+      const action = object(trace.action, `trace ${i} action`);
+      const from = address(action.from, `trace ${i} action.from`);
+      senders.set(tx, from);
+      calls.push({
+        txHash: tx,
+        from,
+        to: trace.type === "create" ? null : address(action.to, `trace ${i} action.to`),
+        value: uint256(action.value, `trace ${i} action.value`),
+      });
     }
     frames.push({ tx, path, trace });
   }
@@ -97,7 +97,8 @@ export function parseParityBlockTraceData(result: unknown, blockNumber: number):
       blockHash: blockHash as Hex,
     });
   }
-  return { creations, native };
+  const tracedBlocks = blockHash === undefined ? [] : [{ number: blockNumber, hash: blockHash }];
+  return { creations, native, calls, tracedBlocks };
 }
 
 /**
@@ -107,7 +108,7 @@ export function parseParityBlockTraceData(result: unknown, blockNumber: number):
 function parityMovement(trace: RawObject, tx: Hex): NativeTransfer | undefined {
   const action = object(trace.action, "trace action");
   if (trace.type === "suicide") {
-    const value = frameValue(action.balance, "suicide trace balance");
+    const value = uint256(action.balance, "suicide trace balance");
     if (value === 0n) return undefined;
     return {
       txHash: tx,
@@ -117,7 +118,7 @@ function parityMovement(trace: RawObject, tx: Hex): NativeTransfer | undefined {
     };
   }
   if (trace.type === "call" && action.callType !== "call") return undefined;
-  const value = frameValue(action.value, `${String(trace.type)} trace value`);
+  const value = uint256(action.value, `${String(trace.type)} trace value`);
   if (value === 0n) return undefined;
   const to =
     trace.type === "create"
@@ -156,6 +157,7 @@ export function parseGethBlockTraceData(
   }
   const creations: ContractCreation[] = [];
   const native: NativeTransfer[] = [];
+  const calls: TransactionCall[] = [];
   for (let i = 0; i < entries.length; i++) {
     const entry = object(entries[i], `trace ${i} of block ${blockNumber}`);
     if (entry.result === undefined && failed(entry)) {
@@ -176,6 +178,13 @@ export function parseGethBlockTraceData(
       );
     }
     const txFrom = address(top.from, `trace ${i} from`);
+    const topType = typeof top.type === "string" ? top.type.toUpperCase() : "";
+    calls.push({
+      txHash: txHash.toLowerCase() as Hex,
+      from: txFrom,
+      to: topType === "CREATE" || topType === "CREATE2" ? null : address(top.to, `trace ${i} to`),
+      value: uint256(top.value, `trace ${i} value`),
+    });
 
     // Depth-first, children in order, so creations come out in execution order like the parity form.
     const stack: RawObject[] = [top];
@@ -185,7 +194,7 @@ export function parseGethBlockTraceData(
       const type = typeof frame.type === "string" ? frame.type.toUpperCase() : "";
       // Delegate, static and callcode frames move no coin between accounts.
       if (type === "CALL" || type === "CREATE" || type === "CREATE2" || type === "SELFDESTRUCT") {
-        const value = frameValue(frame.value, `trace ${i} ${type} value`);
+        const value = uint256(frame.value, `trace ${i} ${type} value`);
         if (value > 0n) {
           native.push({
             txHash: txHash.toLowerCase() as Hex,
@@ -206,9 +215,9 @@ export function parseGethBlockTraceData(
         });
       }
       if (frame.calls === undefined || frame.calls === null) continue;
-      const calls = array(frame.calls, `trace ${i} calls`);
-      for (let c = calls.length - 1; c >= 0; c--) stack.push(object(calls[c], `trace ${i} call`));
+      const children = array(frame.calls, `trace ${i} calls`);
+      for (let c = children.length - 1; c >= 0; c--) stack.push(object(children[c], `trace ${i} call`));
     }
   }
-  return { creations, native };
+  return { creations, native, calls, tracedBlocks: [{ number: blockNumber, hash: blockHash }] };
 }

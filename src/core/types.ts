@@ -88,8 +88,19 @@ export interface NativeTransfer {
   value: bigint;
 }
 
-/** What a block's call traces tell: its contract creations, and every movement of the native coin. */
+/** A transaction's sender, recipient (null for a deployment) and the value it sent. */
+export interface TransactionCall {
+  txHash: Hex;
+  from: Address;
+  to: Address | null;
+  value: bigint;
+}
+
+/** What a block's call traces tell: its contract creations, every movement of the native coin, and each transaction's call. */
 export interface BlockTraces {
   creations: ContractCreation[];
   native: NativeTransfer[];
+  calls: TransactionCall[];
+  /** The hash of each traced block that had a transaction: it must be the header's. */
+  tracedBlocks: { number: number; hash: Hex }[];
 }

@@ -1,5 +1,12 @@
 import type { Address, Hex } from "../core/hex.ts";
-import type { BlockHeader, ContractCreation, FungibleTransfer, NftTransfer } from "../core/types.ts";
+import type {
+  BlockHeader,
+  ContractCreation,
+  FungibleTransfer,
+  NativeTransfer,
+  NftTransfer,
+  TransactionCall,
+} from "../core/types.ts";
 import type { SkippedLog } from "../store/skipped-logs.ts";
 
 /** Where a contract was first seen, when its deployment was not observed. */
@@ -29,6 +36,10 @@ export interface FetchedBatch {
   logCount: number;
   /** Transfer-topic logs read but not indexed, with the reason. */
   skipped: SkippedLog[];
+  /** The sender, recipient and value of each transaction that moved an NFT. */
+  calls: Map<Hex, TransactionCall>;
+  /** Native-coin movements of those transactions, from call traces; absent without them. */
+  native?: NativeTransfer[];
 }
 
 export function timeOfBatch(batch: Pick<FetchedBatch, "from" | "headers">): (blockNumber: number) => number {

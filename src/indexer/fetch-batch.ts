@@ -2,7 +2,15 @@ import { bloomBits, bloomMayHold } from "../chain/bloom.ts";
 import type { ChainClient } from "../chain/rpc-types.ts";
 import { TransientError } from "../core/errors.ts";
 import type { Address, Hex } from "../core/hex.ts";
-import type { BlockHeader, ChainLog, ContractCreation, NftTransfer } from "../core/types.ts";
+import type {
+  BlockHeader,
+  BlockTraces,
+  ChainLog,
+  ContractCreation,
+  NativeTransfer,
+  NftTransfer,
+  TransactionCall,
+} from "../core/types.ts";
 import type { SkippedLog } from "../store/skipped-logs.ts";
 import type { FetchedBatch, FirstSeen } from "./batch.ts";
 import { type DecodedLogs, decodeLogs } from "./decode/decode-logs.ts";
@@ -48,7 +56,8 @@ export async function fetchBatch(
   options: FetchOptions = { inspectDeployments: false },
 ): Promise<FetchedBatch> {
   const { client, registry } = ctx;
-  let { logs, headers, creations } = await readBlocks(client, ctx.creations, from, to, TRANSFER_TOPICS);
+  const read = await readBlocks(client, ctx.creations, from, to, TRANSFER_TOPICS);
+  let { logs, headers, creations } = read;
 
   const classified = await registry.ensure(
     emittedShapes(logs),
@@ -71,7 +80,11 @@ export async function fetchBatch(
   const contracts = classified.pending.filter((a) => involved.has(a));
   const createdHere = new Set<Address>(creations.map((c) => c.address));
   const needFirstSeen = contracts.filter((a) => !createdHere.has(a) && !classified.created.has(a));
-  const firstSeen = await firstSeenOf(client, new Set(needFirstSeen), logs);
+  const [firstSeen, calls] = await Promise.all([
+    firstSeenOf(client, new Set(needFirstSeen), logs),
+    callsOf(client, decoded.nft, read.calls, (block) => (headers[block - from] as BlockHeader).hash),
+  ]);
+  const nftTransactions = new Set(calls.keys());
 
   return {
     from,
@@ -86,7 +99,38 @@ export async function fetchBatch(
     firstSeen,
     logCount: logs.length,
     skipped: skippedLogs(decoded),
+    calls,
+    ...(read.native ? { native: read.native.filter((n) => nftTransactions.has(n.txHash)) } : {}),
   };
+}
+
+/**
+ * The sender, recipient and value of every transaction that moved an NFT: from its top-level call
+ * when the blocks were traced, else asked of the node by block hash and index.
+ */
+async function callsOf(
+  client: ChainClient,
+  nft: readonly NftTransfer[],
+  traced: readonly TransactionCall[] | undefined,
+  blockHashOf: (blockNumber: number) => Hex,
+): Promise<Map<Hex, TransactionCall>> {
+  const wanted = new Map<Hex, NftTransfer>();
+  for (const t of nft) if (!wanted.has(t.txHash)) wanted.set(t.txHash, t);
+  const calls = new Map<Hex, TransactionCall>();
+  if (traced) {
+    for (const call of traced) if (wanted.has(call.txHash)) calls.set(call.txHash, call);
+    for (const txHash of wanted.keys()) {
+      if (!calls.has(txHash)) throw new TransientError(`the traces hold no call for transaction ${txHash}`);
+    }
+    return calls;
+  }
+  const read = await Promise.all(
+    [...wanted.values()].map((t) =>
+      client.getTransaction({ blockHash: blockHashOf(t.blockNumber), index: t.txIndex, hash: t.txHash }),
+    ),
+  );
+  for (const call of read) calls.set(call.txHash, call);
+  return calls;
 }
 
 /** The block at which the batch's rows pass `maxRows`, if they do. */
@@ -131,6 +175,9 @@ export interface ReadBlocks {
   /** Logs whose first topic is one of those asked for. */
   logs: ChainLog[];
   creations: ContractCreation[];
+  /** From call traces, when the node has them: every native-coin movement, and each transaction's call. */
+  native?: NativeTransfer[];
+  calls?: TransactionCall[];
 }
 
 /**
@@ -147,13 +194,19 @@ export async function readBlocks(
   topic0: readonly Hex[],
 ): Promise<ReadBlocks> {
   const numbers = Array.from({ length: to - from + 1 }, (_, i) => from + i);
-  const [logs, headers, creations] = await Promise.all([
+  const [logs, headers, traced] = await Promise.all([
     client.getLogs(from, to, topic0),
     client.getHeaders(numbers),
     readCreations(client, source, from, to),
   ]);
-  checkConsistency(from, headers, logs, creations);
-  return { headers, logs: await withPinnedLogs(client, headers, logs, topic0), creations };
+  const { creations } = traced;
+  checkConsistency(from, headers, logs, creations, traced.tracedBlocks);
+  return {
+    headers,
+    logs: await withPinnedLogs(client, headers, logs, topic0),
+    creations,
+    ...(traced.native ? { native: traced.native, calls: traced.calls } : {}),
+  };
 }
 
 /**
@@ -183,19 +236,22 @@ async function withPinnedLogs(
   return [...logs, ...found].sort((a, b) => a.blockNumber - b.blockNumber || a.logIndex - b.logIndex);
 }
 
-function readCreations(
+/** Creations, and with traces the native movements and each transaction's call. */
+async function readCreations(
   client: ChainClient,
   source: CreationSource,
   from: number,
   to: number,
-): Promise<ContractCreation[]> {
+): Promise<
+  BlockTraces | { creations: ContractCreation[]; native?: undefined; calls?: undefined; tracedBlocks: [] }
+> {
   switch (source) {
     case "traces":
-      return client.getTracedCreations(from, to);
+      return client.getTraces(from, to);
     case "receipts":
-      return client.getReceiptCreations(from, to);
+      return { creations: await client.getReceiptCreations(from, to), tracedBlocks: [] };
     case "events":
-      return Promise.resolve([]);
+      return { creations: [], tracedBlocks: [] };
   }
 }
 
@@ -208,7 +264,13 @@ function checkConsistency(
   headers: readonly BlockHeader[],
   logs: readonly ChainLog[],
   creations: readonly ContractCreation[],
+  tracedBlocks: readonly { number: number; hash: Hex }[],
 ): void {
+  for (const traced of tracedBlocks) {
+    if (headers[traced.number - from]?.hash !== traced.hash) {
+      throw new TransientError(`the traces of block ${traced.number} are not of the block the node returned`);
+    }
+  }
   for (let i = 0; i < headers.length; i++) {
     const header = headers[i] as BlockHeader;
     if (header.number !== from + i)
