@@ -6,6 +6,7 @@ import type { BlockHeader, NftTransfer } from "../src/core/types.ts";
 import type { FetchedBatch } from "../src/indexer/batch.ts";
 import { prepareBatch, writeBatch } from "../src/indexer/commit.ts";
 import { ContractRegistry } from "../src/indexer/registry.ts";
+import { peggedPrices } from "../src/sales/price.ts";
 import { ensureChain, nextBlock } from "../src/store/chain-state.ts";
 import { storedContracts } from "../src/store/contracts.ts";
 import { holderUnits } from "../src/store/ownership.ts";
@@ -129,7 +130,7 @@ describe("writing batches", () => {
     ]);
     const second = batchOf(3, 4, [transfer(3, 0, 1n, ALICE, CAROL), transfer(4, 0, MAX_UINT256, BOB, ALICE)]);
 
-    const preparedFirst = await prepareBatch(db.sql, CHAIN_ID, first, undefined);
+    const preparedFirst = await prepareBatch(db.sql, CHAIN_ID, first, undefined, () => peggedPrices([]));
     // Hold the first write open (its checkpoint update waits for this row lock), so that the
     // second batch is surely prepared while the store does not show the first one yet.
     const blocker = await db.sql.reserve();
@@ -145,7 +146,9 @@ describe("writing batches", () => {
       assert.ok(Date.now() < deadline, "the first write reached the locked checkpoint row");
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
-    const preparedSecond = await prepareBatch(db.sql, CHAIN_ID, second, preparedFirst.unitsAfter);
+    const preparedSecond = await prepareBatch(db.sql, CHAIN_ID, second, preparedFirst, () =>
+      peggedPrices([]),
+    );
     await blocker`COMMIT`;
     blocker.release();
     await writing;

@@ -13,6 +13,8 @@ export interface ChainConfig {
   confirmations: number;
   /** How deployments are found: call traces, receipts (no factories), or first-seen events only. */
   contractDiscovery: ContractDiscovery;
+  /** ERC-20 tokens worth exactly one native coin (the wrapped coin, pegged pools); lower-case. */
+  nativePegged?: readonly `0x${string}`[];
 }
 
 export interface IndexerTuning {
@@ -51,6 +53,7 @@ export interface ConfigInput {
   startBlock?: string[];
   confirmations?: string[];
   contractDiscovery?: string[];
+  nativePegged?: string[];
   databaseUrl?: string;
   dataDir?: string;
   logLevel?: string;
@@ -147,8 +150,30 @@ export function parseConfig(input: ConfigInput, env: Variables): Config {
       z.enum(["auto", "traces", "receipts", "events"]),
       pick(input.contractDiscovery, "CONTRACT_DISCOVERY") ?? "auto",
     );
+    const peggedRaw = pick(input.nativePegged, "NATIVE_PEGGED");
+    const nativePegged =
+      peggedRaw === undefined
+        ? (preset?.nativePegged ?? [])
+        : field(
+            `${name} native-pegged tokens`,
+            z
+              .string()
+              .transform((v) =>
+                v
+                  .split(",")
+                  .map((a) => a.trim().toLowerCase())
+                  .filter((a) => a !== ""),
+              )
+              .refine(
+                (list) => list.every((a) => /^0x[0-9a-f]{40}$/.test(a)),
+                "must be 0x addresses, comma-separated",
+              )
+              .transform((list) => list as `0x${string}`[]),
+            peggedRaw,
+          );
     if (
       url !== undefined &&
+      nativePegged !== undefined &&
       chainId !== undefined &&
       nativeSymbol !== undefined &&
       startBlock !== undefined &&
@@ -163,6 +188,7 @@ export function parseConfig(input: ConfigInput, env: Variables): Config {
         startBlock,
         confirmations,
         contractDiscovery: discovery,
+        nativePegged,
       });
     }
   }

@@ -6,6 +6,7 @@ import { errorMessage, TransientError, UserFacingError } from "../core/errors.ts
 import type { Hex } from "../core/hex.ts";
 import type { Logger } from "../core/logger.ts";
 import { redactUrl } from "../core/url.ts";
+import { peggedPrices } from "../sales/price.ts";
 import {
   ensureChain,
   nextBlock,
@@ -23,6 +24,7 @@ import { type PreparedBatch, prepareBatch, RECENT_BLOCKS_KEPT, writeBatch } from
 import { type CreationSource, type FetchContext, fetchBatch } from "./fetch-batch.ts";
 import { ContractRegistry, type InspectFn, RegistryResetError } from "./registry.ts";
 import { rollbackAfter } from "./rollback.ts";
+import type { PricesAt } from "./trades.ts";
 
 export interface Progress {
   chain: string;
@@ -146,6 +148,7 @@ class ChainIndexer {
   private readonly registry: ContractRegistry;
   private readonly fetchContext: FetchContext;
   private readonly sizer: BatchSizer;
+  private readonly pricesAt: PricesAt;
   private next = 0;
   private lastHash: Hex | undefined;
   private head = 0;
@@ -167,6 +170,8 @@ class ChainIndexer {
     );
     this.fetchContext = { client, registry: this.registry, creations };
     this.sizer = new BatchSizer(options.targetEventsPerBatch ?? 10_000, tuning.maxBlocksPerBatch);
+    const prices = peggedPrices(chain.nativePegged ?? []);
+    this.pricesAt = () => prices;
   }
 
   async run(signal: AbortSignal): Promise<void> {
@@ -273,7 +278,7 @@ class ChainIndexer {
           cursor = batch.to + 1;
         }
         fill();
-        const prepared = await prepareBatch(sql, chain.chainId, batch, previous?.unitsAfter);
+        const prepared = await prepareBatch(sql, chain.chainId, batch, previous, this.pricesAt);
         await writing;
         writing = this.write(prepared, target);
         // Awaited before the next write or at the end; a failure must not go unhandled meanwhile.

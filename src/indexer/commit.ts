@@ -13,6 +13,7 @@ import {
   holderUnits,
   ownershipStatements,
 } from "../store/ownership.ts";
+import { encodeSales, type LastSales, lastSales, salesStatements, tokenKey } from "../store/sales.ts";
 import type { WriteSession } from "../store/session.ts";
 import { insertSkippedLogsStatements } from "../store/skipped-logs.ts";
 import {
@@ -26,6 +27,7 @@ import {
 import { type FetchedBatch, timeOfBatch } from "./batch.ts";
 import { computeEffects, touchedHolders } from "./effects.ts";
 import type { ContractRegistry } from "./registry.ts";
+import { type PricesAt, tradesOfBatch } from "./trades.ts";
 
 /** Headers kept for reorg detection: more than any reorg the confirmation depths leave room for. */
 export const RECENT_BLOCKS_KEPT = 256;
@@ -37,10 +39,17 @@ export type UnitsAfter = ReadonlyMap<string, bigint>;
 export interface PreparedBatch {
   batch: FetchedBatch;
   unitsAfter: UnitsAfter;
+  /** The parties of the latest sale of each token the batch sold. */
+  lastSalesAfter: LastSales;
   nft: EncodedNftTransfers;
   fungible: EncodedTransfers;
   ownership: EncodedOwnership;
+  sales: ReturnType<typeof encodeSales>;
+  saleBuckets: ReturnType<typeof tradesOfBatch>["buckets"];
 }
+
+/** What a batch carries over to the next one, which may be prepared before it is written. */
+export type Carried = Pick<PreparedBatch, "unitsAfter" | "lastSalesAfter">;
 
 /**
  * Works out what a batch changes and encodes it for the store. `previous` holds the units after
@@ -52,27 +61,55 @@ export async function prepareBatch(
   sql: Sql,
   chainId: number,
   batch: FetchedBatch,
-  previous: UnitsAfter | undefined,
+  previous: Carried | undefined,
+  pricesAt: PricesAt,
 ): Promise<PreparedBatch> {
   const pairs = touchedHolders(batch.nft);
-  const stored = await holderUnits(
-    sql,
-    chainId,
-    previous ? pairs.filter((p) => !previous.has(p.contract + p.holder)) : pairs,
-  );
+  const units = previous?.unitsAfter;
+  const sold = previous?.lastSalesAfter;
+  const [stored, storedSales] = await Promise.all([
+    holderUnits(sql, chainId, units ? pairs.filter((p) => !units.has(p.contract + p.holder)) : pairs),
+    lastSales(
+      sql,
+      chainId,
+      soldTokens(batch).filter((t) => !sold?.has(tokenKey(t.contract, t.tokenId))),
+    ),
+  ]);
   const timeOf = timeOfBatch(batch);
-  const effects = computeEffects(
-    batch.nft,
-    timeOf,
-    (c, h) => previous?.get(c + h) ?? stored.get(c + h) ?? 0n,
-  );
+  const effects = computeEffects(batch.nft, timeOf, (c, h) => units?.get(c + h) ?? stored.get(c + h) ?? 0n);
+  const trades = tradesOfBatch(batch, pricesAt, (key) => sold?.get(key) ?? storedSales.get(key));
   return {
     batch,
     unitsAfter: new Map(effects.holders.map((h) => [h.contract + h.holder, h.units])),
+    lastSalesAfter: trades.lastSalesAfter,
     nft: encodeNftTransfers(batch.nft, timeOf),
     fungible: encodeFungibleTransfers(batch.fungible, timeOf),
     ownership: encodeOwnership(effects),
+    sales: encodeSales(trades.rows),
+    saleBuckets: trades.buckets,
   };
+}
+
+/**
+ * The tokens that may be sold in a batch, for their previous sales: those whose movements came
+ * with a payment in their transaction. A transaction with no call value, no native movement and
+ * no ERC-20 movement pays nothing, and most transfers of a backfill are of that kind.
+ */
+function soldTokens(batch: FetchedBatch): { contract: Address; tokenId: bigint }[] {
+  const paying = new Set<string>();
+  for (const f of batch.fungible) paying.add(f.txHash);
+  if (batch.native) for (const n of batch.native) paying.add(n.txHash);
+  else for (const [txHash, call] of batch.calls) if (call.value > 0n) paying.add(txHash);
+  const seen = new Set<string>();
+  const tokens: { contract: Address; tokenId: bigint }[] = [];
+  for (const t of batch.nft) {
+    if (!paying.has(t.txHash)) continue;
+    const key = tokenKey(t.contract, t.tokenId);
+    if (seen.has(key)) continue;
+    seen.add(key);
+    tokens.push({ contract: t.contract, tokenId: t.tokenId });
+  }
+  return tokens;
 }
 
 /**
@@ -101,6 +138,7 @@ export async function writeBatch(
     ...reclassifyContractsStatements(tx, chainId, reclassified),
     ...insertSkippedLogsStatements(tx, chainId, batch.skipped),
     ...ownershipStatements(tx, chainId, prepared.ownership),
+    ...salesStatements(tx, chainId, prepared.sales, prepared.saleBuckets),
     ...rememberBlocksStatements(tx, chainId, batch.headers, RECENT_BLOCKS_KEPT),
     setNextBlockStatement(tx, chainId, batch.to + 1),
   ]);

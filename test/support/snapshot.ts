@@ -13,6 +13,10 @@ const TABLES: Record<string, string> = {
   collection_stats: "chain_id, contract",
   collection_buckets: "chain_id, contract, bucket_start",
   recent_blocks: "chain_id, number",
+  sales: "chain_id, contract, block_number, log_index, seq, seller",
+  sale_payments: "chain_id, contract, block_number, log_index, seq, seller, token",
+  punk_bids: "chain_id, contract, punk_index, block_number, log_index",
+  pool_states: "chain_id, pool, block_number, log_index",
 };
 
 function normalise(value: unknown): unknown {
