@@ -108,16 +108,26 @@ describe("contracts on anvil", () => {
 
   test("every contract deploys and its runtime code is the artifact's", async () => {
     const args: Record<ContractName, unknown[]> = {
+      BidMarket: [alice, 250],
       CollectionFactory: [],
       CreationFlood: [],
       CryptoPunksMarket: [10000n],
+      EscrowMarket: [alice, 250],
       EventForge: [],
+      FlashLender: [],
       LegacyERC721: ["Kitties", "CK"],
+      MevRelay: [],
+      NftSwap: [],
+      PaidMintERC721: ["Minted", "MINT", 10n ** 16n],
+      PeggedPool: [],
+      SweepAggregator: [],
       TestERC1155: ["https://nft.example/{id}"],
       TestERC20: ["Token", "TOK"],
       TestERC721: ["Apes", "APE"],
       TestERC721Consecutive: ["Seq", "SEQ", [alice], [10n]],
       TestMarketplace: [],
+      TestStablecoin: ["USD Coin", "USDC"],
+      WETH9: [],
     };
     for (const name of CONTRACT_NAMES) {
       const deployment = await deployArtifact(chain, name, args[name]);

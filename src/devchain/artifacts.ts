@@ -5,16 +5,26 @@ import type { Hex } from "../core/hex.ts";
 
 /** The contracts compiled from contracts/src by `npm run build:contracts`. */
 export const CONTRACT_NAMES = [
+  "BidMarket",
   "CollectionFactory",
   "CreationFlood",
   "CryptoPunksMarket",
+  "EscrowMarket",
   "EventForge",
+  "FlashLender",
   "LegacyERC721",
+  "MevRelay",
+  "NftSwap",
+  "PaidMintERC721",
+  "PeggedPool",
+  "SweepAggregator",
   "TestERC1155",
   "TestERC20",
   "TestERC721",
   "TestERC721Consecutive",
   "TestMarketplace",
+  "TestStablecoin",
+  "WETH9",
 ] as const;
 export type ContractName = (typeof CONTRACT_NAMES)[number];
 
