@@ -65,6 +65,8 @@ function batchOf(from: number, to: number, nft: NftTransfer[]): FetchedBatch {
     // Each transfer sent by its sender, no value, traced: nothing is paid, so nothing is sold.
     calls: new Map(nft.map((t) => [t.txHash, { txHash: t.txHash, from: t.from, to: COLLECTION, value: 0n }])),
     native: [],
+    markets: [],
+    punkBids: [],
   };
 }
 

@@ -7,6 +7,8 @@ import type {
   NftTransfer,
   TransactionCall,
 } from "../core/types.ts";
+import type { PunkBidEvent } from "../sales/markets.ts";
+import type { MarketEvent } from "../sales/types.ts";
 import type { SkippedLog } from "../store/skipped-logs.ts";
 
 /** Where a contract was first seen, when its deployment was not observed. */
@@ -40,6 +42,10 @@ export interface FetchedBatch {
   calls: Map<Hex, TransactionCall>;
   /** Native-coin movements of those transactions, from call traces; absent without them. */
   native?: NativeTransfer[];
+  /** Marketplace events of those transactions. */
+  markets: (MarketEvent & { txHash: Hex })[];
+  /** CryptoPunks bids entered and withdrawn, in chain order. */
+  punkBids: PunkBidEvent[];
 }
 
 export function timeOfBatch(batch: Pick<FetchedBatch, "from" | "headers">): (blockNumber: number) => number {

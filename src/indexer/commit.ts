@@ -13,7 +13,17 @@ import {
   holderUnits,
   ownershipStatements,
 } from "../store/ownership.ts";
-import { encodeSales, type LastSales, lastSales, salesStatements, tokenKey } from "../store/sales.ts";
+import {
+  encodeSales,
+  type LastSales,
+  lastSales,
+  latestPunkBids,
+  type OpenBid,
+  punkBidStatements,
+  punkKey,
+  salesStatements,
+  tokenKey,
+} from "../store/sales.ts";
 import type { WriteSession } from "../store/session.ts";
 import { insertSkippedLogsStatements } from "../store/skipped-logs.ts";
 import {
@@ -41,6 +51,8 @@ export interface PreparedBatch {
   unitsAfter: UnitsAfter;
   /** The parties of the latest sale of each token the batch sold. */
   lastSalesAfter: LastSales;
+  /** The latest bid of each punk the batch's bid events touched. */
+  bidsAfter: ReadonlyMap<string, OpenBid>;
   nft: EncodedNftTransfers;
   fungible: EncodedTransfers;
   ownership: EncodedOwnership;
@@ -49,7 +61,7 @@ export interface PreparedBatch {
 }
 
 /** What a batch carries over to the next one, which may be prepared before it is written. */
-export type Carried = Pick<PreparedBatch, "unitsAfter" | "lastSalesAfter">;
+export type Carried = Pick<PreparedBatch, "unitsAfter" | "lastSalesAfter" | "bidsAfter">;
 
 /**
  * Works out what a batch changes and encodes it for the store. `previous` holds the units after
@@ -67,27 +79,48 @@ export async function prepareBatch(
   const pairs = touchedHolders(batch.nft);
   const units = previous?.unitsAfter;
   const sold = previous?.lastSalesAfter;
-  const [stored, storedSales] = await Promise.all([
+  const bids = previous?.bidsAfter;
+  const [stored, storedSales, storedBids] = await Promise.all([
     holderUnits(sql, chainId, units ? pairs.filter((p) => !units.has(p.contract + p.holder)) : pairs),
     lastSales(
       sql,
       chainId,
       soldTokens(batch).filter((t) => !sold?.has(tokenKey(t.contract, t.tokenId))),
     ),
+    latestPunkBids(
+      sql,
+      chainId,
+      acceptedBids(batch).filter((p) => !bids?.has(punkKey(p.contract, p.punkIndex))),
+    ),
   ]);
   const timeOf = timeOfBatch(batch);
   const effects = computeEffects(batch.nft, timeOf, (c, h) => units?.get(c + h) ?? stored.get(c + h) ?? 0n);
-  const trades = tradesOfBatch(batch, pricesAt, (key) => sold?.get(key) ?? storedSales.get(key));
+  const trades = tradesOfBatch(
+    batch,
+    pricesAt,
+    (key) => sold?.get(key) ?? storedSales.get(key),
+    (key) => bids?.get(key) ?? storedBids.get(key),
+  );
   return {
     batch,
     unitsAfter: new Map(effects.holders.map((h) => [h.contract + h.holder, h.units])),
     lastSalesAfter: trades.lastSalesAfter,
+    bidsAfter: trades.bidsAfter,
     nft: encodeNftTransfers(batch.nft, timeOf),
     fungible: encodeFungibleTransfers(batch.fungible, timeOf),
     ownership: encodeOwnership(effects),
     sales: encodeSales(trades.rows),
     saleBuckets: trades.buckets,
   };
+}
+
+/** The punks whose `PunkBought` logs no value: an accepted bid, paid what the bid was. */
+function acceptedBids(batch: FetchedBatch): { contract: Address; punkIndex: bigint }[] {
+  const punks: { contract: Address; punkIndex: bigint }[] = [];
+  for (const m of batch.markets) {
+    if (m.punk && m.punk.value === 0n) punks.push({ contract: m.contract, punkIndex: m.punk.index });
+  }
+  return punks;
 }
 
 /**
@@ -139,6 +172,7 @@ export async function writeBatch(
     ...insertSkippedLogsStatements(tx, chainId, batch.skipped),
     ...ownershipStatements(tx, chainId, prepared.ownership),
     ...salesStatements(tx, chainId, prepared.sales, prepared.saleBuckets),
+    ...punkBidStatements(tx, chainId, batch.punkBids),
     ...rememberBlocksStatements(tx, chainId, batch.headers, RECENT_BLOCKS_KEPT),
     setNextBlockStatement(tx, chainId, batch.to + 1),
   ]);

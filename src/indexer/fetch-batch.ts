@@ -11,6 +11,7 @@ import type {
   NftTransfer,
   TransactionCall,
 } from "../core/types.ts";
+import { decodeMarketEvent, decodePunkBid, MARKET_TOPICS, PUNK_BID_TOPICS } from "../sales/markets.ts";
 import type { SkippedLog } from "../store/skipped-logs.ts";
 import type { FetchedBatch, FirstSeen } from "./batch.ts";
 import { type DecodedLogs, decodeLogs } from "./decode/decode-logs.ts";
@@ -56,8 +57,11 @@ export async function fetchBatch(
   options: FetchOptions = { inspectDeployments: false },
 ): Promise<FetchedBatch> {
   const { client, registry } = ctx;
-  const read = await readBlocks(client, ctx.creations, from, to, TRANSFER_TOPICS);
-  let { logs, headers, creations } = read;
+  const read = await readBlocks(client, ctx.creations, from, to, LOG_TOPICS);
+  let { headers, creations } = read;
+  // Transfers and the events that say who traded what at which price come in one answer.
+  let logs = read.logs.filter((log) => TRANSFER_TOPIC_SET.has(log.topics[0] as Hex));
+  let tradeLogs = read.logs.filter((log) => TRADE_TOPIC_SET.has(log.topics[0] as Hex));
 
   const classified = await registry.ensure(
     emittedShapes(logs),
@@ -69,6 +73,7 @@ export async function fetchBatch(
   if (crossing !== undefined && to > from) {
     end = Math.max(from, crossing - 1);
     logs = logs.filter((log) => log.blockNumber <= end);
+    tradeLogs = tradeLogs.filter((log) => log.blockNumber <= end);
     headers = headers.slice(0, end - from + 1);
     creations = creations.filter((c) => c.blockNumber <= end);
     decoded = decodeLogs(logs, classified.typesOf);
@@ -101,7 +106,33 @@ export async function fetchBatch(
     skipped: skippedLogs(decoded),
     calls,
     ...(read.native ? { native: read.native.filter((n) => nftTransactions.has(n.txHash)) } : {}),
+    ...tradeEvents(tradeLogs, nftTransactions),
   };
+}
+
+/** The topics asked of eth_getLogs: transfers, marketplace events and CryptoPunks bids. */
+const LOG_TOPICS: readonly Hex[] = [...new Set([...TRANSFER_TOPICS, ...MARKET_TOPICS, ...PUNK_BID_TOPICS])];
+const TRANSFER_TOPIC_SET = new Set<Hex>(TRANSFER_TOPICS);
+const TRADE_TOPIC_SET = new Set<Hex>([...MARKET_TOPICS, ...PUNK_BID_TOPICS]);
+
+/** Marketplace events of the transactions that moved NFTs, and every CryptoPunks bid event. */
+function tradeEvents(
+  logs: readonly ChainLog[],
+  nftTransactions: ReadonlySet<Hex>,
+): Pick<FetchedBatch, "markets" | "punkBids"> {
+  const markets: FetchedBatch["markets"] = [];
+  const punkBids: FetchedBatch["punkBids"] = [];
+  for (const log of logs) {
+    const bid = decodePunkBid(log);
+    if (bid) {
+      punkBids.push(bid);
+      continue;
+    }
+    if (!nftTransactions.has(log.transactionHash)) continue;
+    const event = decodeMarketEvent(log);
+    if (event) markets.push({ ...event, txHash: log.transactionHash });
+  }
+  return { markets, punkBids };
 }
 
 /**

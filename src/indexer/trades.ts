@@ -2,8 +2,14 @@ import type { Address } from "../core/hex.ts";
 import { attributeTransaction, type BidLookup } from "../sales/attribute.ts";
 import { type PriceContext, type PricedTrade, priceTrade } from "../sales/price.ts";
 import { saleTransactions } from "../sales/transactions.ts";
-import type { MarketEvent } from "../sales/types.ts";
-import { type LastSales, type SaleBucketDelta, type SaleRow, tokenKey } from "../store/sales.ts";
+import {
+  type LastSales,
+  type OpenBid,
+  punkKey,
+  type SaleBucketDelta,
+  type SaleRow,
+  tokenKey,
+} from "../store/sales.ts";
 import type { FetchedBatch } from "./batch.ts";
 import { bucketStart } from "./effects.ts";
 
@@ -15,6 +21,8 @@ export interface BatchTrades {
   buckets: SaleBucketDelta[];
   /** The parties of the latest sale of each token sold in the batch: what the next batch starts from. */
   lastSalesAfter: Map<string, { seller: Address; buyer: Address }>;
+  /** The latest bid of each punk the batch's bid events touched. */
+  bidsAfter: Map<string, OpenBid>;
 }
 
 /**
@@ -27,16 +35,33 @@ export function tradesOfBatch(
   batch: FetchedBatch,
   pricesAt: PricesAt,
   lastSale: (key: string) => { seller: Address; buyer: Address } | undefined,
-  bids: BidLookup = () => undefined,
-  markets: readonly (MarketEvent & { txHash: `0x${string}` })[] = [],
+  bidBefore: (key: string) => OpenBid | undefined,
 ): BatchTrades {
   const transactions = saleTransactions({
     nft: batch.nft,
     fungible: batch.fungible,
     native: batch.native,
-    markets,
+    markets: batch.markets,
     transactions: batch.calls,
   });
+  // The open bid of each punk as the batch's transactions reach it: bid events are applied in
+  // chain order up to each transaction.
+  const bids = new Map<string, OpenBid>();
+  let nextBid = 0;
+  const bidsUpTo = (block: number, logIndex: number) => {
+    for (; nextBid < batch.punkBids.length; nextBid++) {
+      const e = batch.punkBids[nextBid] as (typeof batch.punkBids)[number];
+      if (e.blockNumber > block || (e.blockNumber === block && e.logIndex >= logIndex)) break;
+      bids.set(punkKey(e.contract, e.punkIndex), { bidder: e.bidder, value: e.value });
+    }
+  };
+  const lookup: BidLookup = (contract, punkIndex, bidder) => {
+    const key = punkKey(contract, punkIndex);
+    const open = bids.get(key) ?? bidBefore(key);
+    return open && open.bidder === bidder && open.value > 0n
+      ? { contract, punkIndex, bidder, value: open.value }
+      : undefined;
+  };
   const timeOf = (block: number) => {
     const header = batch.headers[block - batch.from];
     if (!header) throw new RangeError(`block ${block} is outside the batch starting at ${batch.from}`);
@@ -47,7 +72,8 @@ export function tradesOfBatch(
   const buckets = new Map<string, SaleBucketDelta>();
   for (const tx of transactions) {
     const prices = pricesAt(tx.blockNumber);
-    for (const trade of attributeTransaction(tx, bids)) {
+    bidsUpTo(tx.blockNumber, tx.nft[0]?.logIndex ?? 0);
+    for (const trade of attributeTransaction(tx, lookup)) {
       const priced: PricedTrade = priceTrade(trade, prices);
       const time = timeOf(trade.blockNumber);
       if (trade.kind === "sale") {
@@ -83,7 +109,8 @@ export function tradesOfBatch(
       });
     }
   }
-  return { rows, buckets: [...buckets.values()], lastSalesAfter: latest };
+  bidsUpTo(Number.POSITIVE_INFINITY, 0);
+  return { rows, buckets: [...buckets.values()], lastSalesAfter: latest, bidsAfter: bids };
 }
 
 function addToBucket(buckets: Map<string, SaleBucketDelta>, sale: PricedTrade, time: number): void {

@@ -87,9 +87,10 @@ export function attributeTransaction(tx: SaleTransaction, bids: BidLookup = () =
     group.pairings.forEach((pairing, i) => {
       const share = shares[i] ?? { native: 0n, fungible: [] };
       const isMint = pairing.seller === ZERO_ADDRESS;
-      if (!isMint && received(flows, pairing.seller) === 0n) {
+      if (!isMint && received(flows, pairing.seller) === 0n && !priceFromTransactionValue) {
         // Paid, but the seller side got nothing here: only a market that credits its sellers
-        // for later (CryptoPunks) can make that a sale.
+        // for later (CryptoPunks) can make that a sale. Without call traces what an escrow paid
+        // the seller is not seen, and the payment is taken as the sign of a sale.
         unpaid.push(pairing);
         return;
       }

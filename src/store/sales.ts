@@ -190,3 +190,72 @@ export async function rollbackSalesAfter(sql: Queryable, chainId: number, ancest
       GROUP BY 1, 2) m
     WHERE t.chain_id = ${chainId} AND t.contract = m.contract AND t.bucket_start = m.bucket_start`;
 }
+
+/** The latest bid event of a punk: its bidder and value (0 once withdrawn). */
+export interface OpenBid {
+  bidder: Address;
+  value: bigint;
+}
+
+export function punkKey(contract: Address, punkIndex: bigint): string {
+  return `${contract}:${punkIndex}`;
+}
+
+export function punkBidStatements(
+  sql: Queryable,
+  chainId: number,
+  bids: readonly {
+    contract: Address;
+    punkIndex: bigint;
+    bidder: Address;
+    value: bigint;
+    blockNumber: number;
+    logIndex: number;
+  }[],
+): Statement[] {
+  if (bids.length === 0) return [];
+  const json = JSON.stringify(
+    bids.map((b) => ({
+      c: bare(b.contract),
+      p: b.punkIndex.toString(),
+      b: b.blockNumber,
+      li: b.logIndex,
+      bi: bare(b.bidder),
+      v: b.value.toString(),
+    })),
+  );
+  return [
+    sql`
+    INSERT INTO punk_bids (chain_id, contract, punk_index, block_number, log_index, bidder, value)
+    SELECT ${chainId}, decode(c, 'hex'), p::numeric, b, li, decode(bi, 'hex'), v::numeric
+    FROM jsonb_to_recordset(${json}::text::jsonb) AS r(c text, p text, b bigint, li integer, bi text, v text)`,
+  ];
+}
+
+/** The latest stored bid event of each punk of `keys`. */
+export async function latestPunkBids(
+  sql: Queryable,
+  chainId: number,
+  punks: readonly { contract: Address; punkIndex: bigint }[],
+): Promise<Map<string, OpenBid>> {
+  const found = new Map<string, OpenBid>();
+  if (punks.length === 0) return found;
+  const rows = await sql<{ contract: Uint8Array; punk_index: string; bidder: Uint8Array; value: string }[]>`
+    SELECT DISTINCT ON (b.contract, b.punk_index) b.contract, b.punk_index, b.bidder, b.value
+    FROM punk_bids b
+    JOIN unnest(${punks.map((p) => bare(p.contract))}::text[], ${punks.map((p) => p.punkIndex.toString())}::text[])
+      AS u(c, p) ON b.contract = decode(u.c, 'hex') AND b.punk_index = u.p::numeric
+    WHERE b.chain_id = ${chainId}
+    ORDER BY b.contract, b.punk_index, b.block_number DESC, b.log_index DESC`;
+  for (const r of rows) {
+    found.set(punkKey(toHex(r.contract) as Address, BigInt(r.punk_index)), {
+      bidder: toHex(r.bidder) as Address,
+      value: BigInt(r.value),
+    });
+  }
+  return found;
+}
+
+export async function deletePunkBidsAfter(sql: Queryable, chainId: number, ancestor: number): Promise<void> {
+  await sql`DELETE FROM punk_bids WHERE chain_id = ${chainId} AND block_number > ${ancestor}`;
+}

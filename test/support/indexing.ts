@@ -32,6 +32,8 @@ export interface IndexOptions {
   retryBaseMs?: number;
   logger?: Logger;
   maxBatchRows?: number;
+  /** Tokens worth one native coin each (the wrapped coin, a pegged pool). */
+  nativePegged?: readonly `0x${string}`[];
 }
 
 export function testChain(rpcUrl: string, chainId: number, options: Partial<ChainConfig> = {}): ChainConfig {
@@ -68,6 +70,7 @@ export async function indexUntil(options: IndexOptions): Promise<void> {
           confirmations: options.confirmations ?? 0,
           contractDiscovery: options.discovery ?? "auto",
           startBlock: options.startBlock ?? 0,
+          ...(options.nativePegged ? { nativePegged: options.nativePegged } : {}),
         }),
         tuning,
         logger: options.logger ?? silentLogger(),
