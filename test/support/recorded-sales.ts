@@ -4,9 +4,10 @@
  * parseParityBlockTraceData for native movements, decodeMarketEvent for markets, and
  * saleTransactions to gather them per transaction.
  */
+
+import { parseParityBlockTraceData } from "../../src/chain/traces.ts";
 import type { Address, Hex } from "../../src/core/hex.ts";
 import type { ChainLog, ContractType, NativeTransfer } from "../../src/core/types.ts";
-import { parseParityBlockTraceData } from "../../src/chain/traces.ts";
 import { decodeLogs } from "../../src/indexer/decode/decode-logs.ts";
 import type { TypesOf } from "../../src/indexer/decode/readings.ts";
 import {
@@ -15,7 +16,7 @@ import {
   TRANSFER_TOPIC,
 } from "../../src/indexer/decode/topics.ts";
 import { decodeMarketEvent } from "../../src/sales/markets.ts";
-import { type TransactionInfo, saleTransactions } from "../../src/sales/transactions.ts";
+import { saleTransactions, type TransactionInfo } from "../../src/sales/transactions.ts";
 import type { MarketEvent, SaleTransaction } from "../../src/sales/types.ts";
 
 export interface RecordedTransaction extends TransactionInfo {
@@ -46,7 +47,8 @@ export function typesFromShapes(logs: readonly ChainLog[]): TypesOf {
     if (topic0 === TRANSFER_TOPIC && log.topics.length === 4) add(log.address, "TYPE_ERC721");
     else if (topic0 === TRANSFER_TOPIC && log.topics.length === 3 && log.data.length === 66)
       add(log.address, "TYPE_ERC20");
-    else if (topic0 === TRANSFER_SINGLE_TOPIC || topic0 === TRANSFER_BATCH_TOPIC) add(log.address, "TYPE_ERC1155");
+    else if (topic0 === TRANSFER_SINGLE_TOPIC || topic0 === TRANSFER_BATCH_TOPIC)
+      add(log.address, "TYPE_ERC1155");
   }
   return (address) => types.get(address);
 }
@@ -122,7 +124,7 @@ export function camelCaseFrame(frame: Record<string, unknown>): Record<string, u
   };
 }
 
-const word = (value: bigint | string) => `0x${BigInt(value).toString(16).padStart(64, "0")}` as Hex;
+const word = (value: bigint | number | string) => `0x${BigInt(value).toString(16).padStart(64, "0")}` as Hex;
 
 /** An ERC-721 `Transfer` or ERC-1155 `TransferSingle` log, for recordings that list movements, not logs. */
 export function transferLog(
@@ -164,7 +166,8 @@ const ERC1155_SAFE_TRANSFER = "0xf242432a";
 export function nftLogsFromCalls(frames: readonly Record<string, unknown>[]): ChainLog[] {
   const failed = new Set<string>();
   for (const f of frames) {
-    if (f.error !== null && f.error !== undefined) failed.add(`${f.transactionHash}:${(f.traceAddress as number[]).join(",")}`);
+    if (f.error !== null && f.error !== undefined)
+      failed.add(`${f.transactionHash}:${(f.traceAddress as number[]).join(",")}`);
   }
   const logs: ChainLog[] = [];
   for (const f of frames) {
@@ -175,7 +178,9 @@ export function nftLogsFromCalls(frames: readonly Record<string, unknown>[]): Ch
     if (action.callType !== "call") continue;
     const output = (f.result as Record<string, string> | null)?.output;
     const path = f.traceAddress as number[];
-    const reverted = path.some((_, depth) => failed.has(`${f.transactionHash}:${path.slice(0, depth + 1).join(",")}`));
+    const reverted = path.some((_, depth) =>
+      failed.has(`${f.transactionHash}:${path.slice(0, depth + 1).join(",")}`),
+    );
     if (reverted || failed.has(`${f.transactionHash}:`)) continue;
     const arg = (i: number) => `0x${input.slice(10 + i * 64, 74 + i * 64)}`;
     const at = {
