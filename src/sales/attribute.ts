@@ -26,15 +26,18 @@ export type BidLookup = (contract: Address, punkIndex: bigint, bidder: Address) 
  * 3. A buyer who paid is the payer of its NFTs; a buyer who paid nothing is paid for by the
  *    transaction's sender, if that sender paid and sold nothing.
  * 4. A payer's payment is split over its NFTs: in proportion to what each seller received when
- *    there are several sellers, by units otherwise.
- * 5. A trade is a sale when its payer paid and its seller received something; CryptoPunks, whose
+ *    there are several sellers (or to the order amounts that paid them, when each payment can be
+ *    traced to one), by units otherwise.
+ * 5. A trade is a sale when its payer paid and its seller was paid something, even if only to pass
+ *    it on (an escrow); without call traces, when the payer paid the transaction's value. CryptoPunks, whose
  *    market credits sellers for a later withdrawal, are priced from the market's `PunkBought`
  *    value or, when an accepted bid logs 0, from the bid. A new NFT paid for is a paid mint.
  */
 export function attributeTransaction(tx: SaleTransaction, bids: BidLookup = () => undefined): Trade[] {
   const moves = tokenMoves(tx.nft);
   if (moves.length === 0) return [];
-  const flows = netFlows(tx);
+  const payments = movements(tx);
+  const flows = netFlows(payments);
   const market = tx.markets[0]?.market ?? "";
   const priceFromTransactionValue = tx.native === undefined;
 
@@ -82,15 +85,17 @@ export function attributeTransaction(tx: SaleTransaction, bids: BidLookup = () =
   }
 
   for (const [payer, group] of groups) {
-    const shares = splitPayment(paidBy(flows, payer), group.pairings, flows);
+    const shares = splitPayment(paidBy(flows, payer), group.pairings, flows, payments);
     const attributedBy = attributionOf(group.pairings, group.forOther);
     group.pairings.forEach((pairing, i) => {
       const share = shares[i] ?? { native: 0n, fungible: [] };
       const isMint = pairing.seller === ZERO_ADDRESS;
-      if (!isMint && received(flows, pairing.seller) === 0n && !priceFromTransactionValue) {
+      // Without call traces the coin that reached the seller is not seen: the transaction's
+      // value paid for it is all there is to go by.
+      const unseen = priceFromTransactionValue && share.native > 0n;
+      if (!isMint && !unseen && !receivedAny(payments, pairing.seller)) {
         // Paid, but the seller side got nothing here: only a market that credits its sellers
-        // for later (CryptoPunks) can make that a sale. Without call traces what an escrow paid
-        // the seller is not seen, and the payment is taken as the sign of a sale.
+        // for later (CryptoPunks) can make that a sale.
         unpaid.push(pairing);
         return;
       }
@@ -219,24 +224,43 @@ function tokenMoves(nft: readonly NftTransfer[]): TokenMove[] {
   return moves;
 }
 
-/** Net amount per currency and account: negative for what an account paid out, positive for what it received. */
-type Flows = Map<string, Map<Address, bigint>>;
+/** One movement of a currency, in execution order (native) or log order (ERC-20). */
+interface Movement {
+  from: Address;
+  to: Address;
+  amount: bigint;
+}
 
-function netFlows(tx: SaleTransaction): Flows {
-  const flows: Flows = new Map();
+/** Every payment movement of the transaction, per currency, in order. */
+type Movements = Map<string, Movement[]>;
+
+function movements(tx: SaleTransaction): Movements {
+  const moves: Movements = new Map();
   const add = (currency: string, from: Address, to: Address, amount: bigint) => {
     if (amount === 0n || from === to) return;
-    let accounts = flows.get(currency);
-    if (!accounts) {
-      accounts = new Map();
-      flows.set(currency, accounts);
-    }
-    accounts.set(from, (accounts.get(from) ?? 0n) - amount);
-    accounts.set(to, (accounts.get(to) ?? 0n) + amount);
+    const list = moves.get(currency);
+    if (list) list.push({ from, to, amount });
+    else moves.set(currency, [{ from, to, amount }]);
   };
   if (tx.native) for (const n of tx.native) add(NATIVE, n.from, n.to, n.value);
   else if (tx.to !== null) add(NATIVE, tx.from, tx.to, tx.value);
   for (const f of tx.fungible) add(f.contract, f.from, f.to, f.amount);
+  return moves;
+}
+
+/** Net amount per currency and account: negative for what an account paid out, positive for what it received. */
+type Flows = Map<string, Map<Address, bigint>>;
+
+function netFlows(moves: Movements): Flows {
+  const flows: Flows = new Map();
+  for (const [currency, list] of moves) {
+    const accounts = new Map<Address, bigint>();
+    for (const { from, to, amount } of list) {
+      accounts.set(from, (accounts.get(from) ?? 0n) - amount);
+      accounts.set(to, (accounts.get(to) ?? 0n) + amount);
+    }
+    flows.set(currency, accounts);
+  }
   return flows;
 }
 
@@ -250,11 +274,13 @@ function paidBy(flows: Flows, account: Address): Map<string, bigint> {
   return paid;
 }
 
-/** Whether an account received anything, net, in any currency (as a count of currencies, 0 for none). */
-function received(flows: Flows, account: Address): bigint {
-  let currencies = 0n;
-  for (const accounts of flows.values()) if ((accounts.get(account) ?? 0n) > 0n) currencies++;
-  return currencies;
+/**
+ * Whether an account was paid anything in the transaction, even if it passed it all on: an escrow
+ * that held the NFT (a lending contract selling a locked token) is paid and pays out the parties.
+ */
+function receivedAny(moves: Movements, account: Address): boolean {
+  for (const list of moves.values()) if (list.some((m) => m.to === account)) return true;
+  return false;
 }
 
 interface Share {
@@ -264,18 +290,28 @@ interface Share {
 
 /**
  * Splits what a payer paid over the NFTs it paid for. With several sellers, each currency goes to
- * the sellers in proportion to what each received of it, then over each seller's NFTs by units;
- * with one seller, or when no seller received that currency, over all the NFTs by units.
+ * the sellers in proportion to what each received of it (or to the orders that paid them, when
+ * each can be traced: see orderAmounts), then over each seller's NFTs by units; with one seller,
+ * or when no seller received that currency, over all the NFTs by units.
  */
-function splitPayment(paid: Map<string, bigint>, pairings: readonly Pairing[], flows: Flows): Share[] {
+function splitPayment(
+  paid: Map<string, bigint>,
+  pairings: readonly Pairing[],
+  flows: Flows,
+  moves: Movements,
+): Share[] {
   const shares: Share[] = pairings.map(() => ({ native: 0n, fungible: [] }));
   const sellers = [...new Set(pairings.map((p) => p.seller))];
   for (const [currency, amount] of paid) {
     const accounts = flows.get(currency);
-    const proceeds = sellers.map((s) => {
-      const net = accounts?.get(s) ?? 0n;
-      return net > 0n ? net : 0n;
-    });
+    const proceeds =
+      sellers.length < 2
+        ? []
+        : (orderAmounts(moves.get(currency) ?? [], sellers) ??
+          sellers.map((s) => {
+            const net = accounts?.get(s) ?? 0n;
+            return net > 0n ? net : 0n;
+          }));
     let parts: bigint[];
     if (sellers.length > 1 && proceeds.some((p) => p > 0n)) {
       parts = pairings.map(() => 0n);
@@ -303,6 +339,42 @@ function splitPayment(paid: Map<string, bigint>, pairings: readonly Pairing[], f
     });
   }
   return shares;
+}
+
+/**
+ * What each seller's orders came to before fees, when every payment to a seller can be traced to
+ * the amount that funded it: a contract (an exchange called once per order, as aggregators do)
+ * receives an amount and, before it receives the next, pays out exactly that amount, to this one
+ * seller and to accounts that sold nothing (fees, royalties). Sellers' net proceeds would
+ * misprice orders whose fees differ; undefined when any payment cannot be traced this way.
+ */
+function orderAmounts(list: readonly Movement[], sellers: readonly Address[]): bigint[] | undefined {
+  const isSeller = new Set(sellers);
+  const gross = new Map<Address, bigint>();
+  const counted = new Set<number>();
+  for (let k = 0; k < list.length; k++) {
+    const payment = list[k] as Movement;
+    if (!isSeller.has(payment.to)) continue;
+    const payer = payment.from;
+    let inflow = -1;
+    for (let j = k - 1; j >= 0 && inflow < 0; j--) if ((list[j] as Movement).to === payer) inflow = j;
+    if (inflow < 0) return undefined;
+    let paidOut = 0n;
+    for (let j = inflow + 1; j < list.length; j++) {
+      const m = list[j] as Movement;
+      if (m.to === payer) break;
+      if (m.from !== payer) continue;
+      if (isSeller.has(m.to) && m.to !== payment.to) return undefined;
+      paidOut += m.amount;
+    }
+    const funded = (list[inflow] as Movement).amount;
+    if (paidOut !== funded) return undefined;
+    if (counted.has(inflow)) continue;
+    counted.add(inflow);
+    gross.set(payment.to, (gross.get(payment.to) ?? 0n) + funded);
+  }
+  if (sellers.some((s) => !gross.has(s))) return undefined;
+  return sellers.map((s) => gross.get(s) as bigint);
 }
 
 function attributionOf(pairings: readonly Pairing[], forOther: boolean): AttributedBy {
