@@ -106,6 +106,9 @@ describe("indexer resilience", () => {
     await indexUntil({ sql: reference.sql, rpcUrl: anvil.url, chainId: CHAIN_ID, untilBlock: head });
     referenceSnapshot = await snapshotStore(reference.sql);
     assert.ok((referenceSnapshot.nft_transfers?.length ?? 0) > 500, "the reference run indexed the history");
+    // Kills, dropped connections and reorganisations are checked on the sales too.
+    assert.ok((referenceSnapshot.sales?.length ?? 0) >= 10, "the history has sales");
+    assert.ok((referenceSnapshot.punk_bids?.length ?? 0) > 0, "the history has punk bids");
   });
   after(async () => {
     for (const db of databases) await db.close();
@@ -318,6 +321,10 @@ describe("indexer resilience", () => {
         expected.contracts,
         "the orphaned branch had contracts of its own",
       );
+      const after = (rows: unknown[] | undefined) =>
+        (rows ?? []).filter((r) => Number((r as { block_number: string }).block_number) > forkPoint).length;
+      assert.ok(after(orphaned.sales) > 0, "the orphaned branch had sales to roll back");
+      assert.ok(after(expected.sales) > 0, "the new branch has sales of its own");
       assert.ok(forkPoint < oldHead);
       assert.deepEqual(await snapshotStore(db.sql), expected);
     } finally {
