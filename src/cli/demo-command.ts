@@ -1,6 +1,7 @@
 import { rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Command } from "commander";
+import { formatUnits } from "viem";
 import { ConfigError, parseConfig, parseDatabaseConfig } from "../config/config.ts";
 import type { Environment } from "../config/environment.ts";
 import { createLogger } from "../core/logger.ts";
@@ -119,7 +120,7 @@ async function runDemo(flags: DemoFlags, lifecycle: Lifecycle, environment: Envi
     display.print("demo: collections indexed so far:");
     for (const r of rows) {
       display.print(
-        `demo:   ${r.address} ${r.name.padEnd(24)} ${r.types.join(",").padEnd(20)} supply ${r.supply.padStart(6)}  holders ${String(r.holders).padStart(4)}  transfers ${String(r.transfers).padStart(6)}`,
+        `demo:   ${r.address} ${r.name.padEnd(24)} ${r.types.join(",").padEnd(20)} supply ${r.supply.padStart(6)}  holders ${String(r.holders).padStart(4)}  transfers ${String(r.transfers).padStart(6)}  sales ${String(r.sales).padStart(5)}  volume ${formatUnits(BigInt(r.volume), 18).padStart(10)} ETH`,
       );
     }
   }, 15_000);

@@ -9,6 +9,9 @@ export interface CollectionSummary {
   supply: string;
   holders: number;
   transfers: number;
+  sales: number;
+  /** Sales volume in wei. */
+  volume: string;
 }
 
 /** NFT collections of a chain with their current supply, holders and transfer count. */
@@ -21,10 +24,16 @@ export async function collectionSummaries(sql: Queryable, chainId: number): Prom
       supply: string;
       holders: string;
       transfers: string;
+      sales: string;
+      volume: string;
     }[]
   >`
-    SELECT c.address, c.name, c.types, s.supply, s.holders, s.transfers
+    SELECT c.address, c.name, c.types, s.supply, s.holders, s.transfers,
+           coalesce(b.sales, 0) AS sales, coalesce(b.volume, 0) AS volume
     FROM collection_stats s JOIN contracts c ON c.chain_id = s.chain_id AND c.address = s.contract
+    LEFT JOIN (
+      SELECT contract, sum(sales) AS sales, sum(volume) AS volume FROM collection_buckets
+      WHERE chain_id = ${chainId} GROUP BY contract) b ON b.contract = s.contract
     WHERE s.chain_id = ${chainId}
     ORDER BY s.transfers DESC, c.address`;
   return rows.map((r) => ({
@@ -34,5 +43,7 @@ export async function collectionSummaries(sql: Queryable, chainId: number): Prom
     supply: r.supply,
     holders: Number(r.holders),
     transfers: Number(r.transfers),
+    sales: Number(r.sales),
+    volume: r.volume,
   }));
 }
