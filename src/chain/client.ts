@@ -84,7 +84,7 @@ export function createChainClient(options: ChainClientOptions): ChainClient {
     chainId: () =>
       transport.request({ method: "eth_chainId", params: [], parse: (r) => quantity(r, "eth_chainId") }),
     blockNumber,
-    getLogs: (from, to, topic0) => logs.getLogs(from, to, topic0),
+    getLogs: (from, to, topic0, addresses) => logs.getLogs(from, to, topic0, addresses),
     getBlockLogs: (blockHash, blockNumber, topic0) => logs.getBlockLogs(blockHash, blockNumber, topic0),
     getHeaders: (numbers) => getHeaders(transport, numbers),
     getCode,

@@ -147,11 +147,17 @@ export class LogFetcher {
     this.window = maxRange;
   }
 
-  async getLogs(from: number, to: number, topic0: readonly Hex[]): Promise<ChainLog[]> {
+  async getLogs(
+    from: number,
+    to: number,
+    topic0: readonly Hex[],
+    addresses?: readonly Hex[],
+  ): Promise<ChainLog[]> {
     checkBlockRange(from, to);
-    if (topic0.length === 0) return [];
+    if (topic0.length === 0 || addresses?.length === 0) return [];
     const topics = [...new Set(topic0.map((t) => t.toLowerCase() as Hex))];
     const topicSet: ReadonlySet<string> = new Set(topics);
+    const emitters = addresses && [...new Set(addresses.map((a) => a.toLowerCase() as Hex))];
     const parts: { start: number; logs: ChainLog[] }[] = [];
     let cursor = from;
     let failed = false;
@@ -162,7 +168,7 @@ export class LogFetcher {
         const end = Math.min(to, start + this.window - 1);
         cursor = end + 1;
         try {
-          parts.push({ start, logs: await this.fetchRange(start, end, topics, topicSet) });
+          parts.push({ start, logs: await this.fetchRange(start, end, topics, topicSet, emitters) });
         } catch (error) {
           failed = true;
           throw error;
@@ -218,14 +224,25 @@ export class LogFetcher {
     to: number,
     topics: readonly Hex[],
     topicSet: ReadonlySet<string>,
+    emitters?: readonly Hex[],
   ): Promise<ChainLog[]> {
     const size = to - from + 1;
     try {
+      const filter = { fromBlock: numberToHex(from), toBlock: numberToHex(to), topics: [topics] };
       const logs = await this.transport.request({
         method: "eth_getLogs",
-        params: [{ fromBlock: numberToHex(from), toBlock: numberToHex(to), topics: [topics] }],
+        params: [emitters ? { ...filter, address: emitters } : filter],
         maxBatch: 1,
-        parse: (result) => parseLogs(result, from, to, topicSet),
+        parse: (result) => {
+          const parsed = parseLogs(result, from, to, topicSet);
+          if (emitters) {
+            const wanted = new Set<string>(emitters);
+            const stray = parsed.find((log) => !wanted.has(log.address));
+            if (stray)
+              throw new MalformedAnswerError(`eth_getLogs answered a log of ${stray.address}, not asked for`);
+          }
+          return parsed;
+        },
       });
       this.onSuccess(size);
       return logs;
@@ -239,8 +256,8 @@ export class LogFetcher {
       this.window = Math.max(1, Math.min(this.window, Math.floor(size / 2)));
       this.successes = 0;
       const mid = from + Math.floor((to - from) / 2);
-      const left = await this.fetchRange(from, mid, topics, topicSet);
-      const right = await this.fetchRange(mid + 1, to, topics, topicSet);
+      const left = await this.fetchRange(from, mid, topics, topicSet, emitters);
+      const right = await this.fetchRange(mid + 1, to, topics, topicSet, emitters);
       return left.length === 0 ? right : right.length === 0 ? left : left.concat(right);
     }
   }

@@ -31,7 +31,8 @@ export interface ChainClient {
   chainId(): Promise<number>;
   blockNumber(): Promise<number>;
   /** Logs of [from, to] whose first topic is one of `topic0`, ordered by (block, logIndex). */
-  getLogs(from: number, to: number, topic0: readonly Hex[]): Promise<ChainLog[]>;
+  /** Logs of blocks [from, to] whose first topic is one of `topic0`, of the `addresses` only when given. */
+  getLogs(from: number, to: number, topic0: readonly Hex[], addresses?: readonly Hex[]): Promise<ChainLog[]>;
   /**
    * Logs of the block with this hash (EIP-234) whose first topic is one of `topic0`. A node without that
    * exact block fails rather than answering nothing, so an empty answer can be trusted.
