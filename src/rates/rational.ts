@@ -1,0 +1,53 @@
+/**
+ * Exact rationals for exchange rates. `Rate` has the shape of the sales pricing's rate (this box
+ * may not import sales): `num / den` of the target unit per base unit of the source.
+ */
+export interface Rate {
+  readonly num: bigint;
+  readonly den: bigint;
+}
+
+export const ONE: Rate = Object.freeze({ num: 1n, den: 1n });
+
+function gcd(a: bigint, b: bigint): bigint {
+  let x = a < 0n ? -a : a;
+  let y = b < 0n ? -b : b;
+  while (y !== 0n) [x, y] = [y, x % y];
+  return x;
+}
+
+/**
+ * `num / den` in lowest terms, frozen. Reduced so that equal rates compare equal field by field,
+ * and so that a product of rates stays as small as its value allows.
+ */
+export function ratio(num: bigint, den: bigint): Rate {
+  if (den === 0n) throw new RangeError("a rate's denominator must not be zero");
+  const sign = den < 0n ? -1n : 1n;
+  const divisor = gcd(num, den) || 1n;
+  return Object.freeze({ num: (sign * num) / divisor, den: (sign * den) / divisor });
+}
+
+export function multiply(a: Rate, b: Rate): Rate {
+  return ratio(a.num * b.num, a.den * b.den);
+}
+
+/** The rate the other way round; undefined for a zero rate, which has no inverse. */
+export function invert(rate: Rate): Rate | undefined {
+  return rate.num === 0n ? undefined : ratio(rate.den, rate.num);
+}
+
+export function compare(a: Rate, b: Rate): number {
+  const left = a.num * b.den;
+  const right = b.num * a.den;
+  return left < right ? -1 : left > right ? 1 : 0;
+}
+
+/**
+ * The middle rate, the lower of the two middles for an even count: exact (no averaging), never
+ * above what most sources say, and one source off the market cannot move it past its neighbours.
+ */
+export function median(rates: readonly Rate[]): Rate | undefined {
+  if (rates.length === 0) return undefined;
+  const sorted = [...rates].sort(compare);
+  return sorted[Math.floor((sorted.length - 1) / 2)];
+}
