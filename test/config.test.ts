@@ -23,6 +23,8 @@ test("a known chain needs only its RPC URL; presets fill the rest", () => {
       startBlock: 0,
       confirmations: 64,
       contractDiscovery: "auto",
+      // WPOL: a payment in it counts 1:1.
+      nativePegged: ["0x0d500b1d8e8ef31e21c99d1db9a6444d3adf1270"],
     },
   ]);
   assert.equal(config.databaseUrl, undefined);
@@ -111,5 +113,27 @@ test("no chain at all is a problem, and two chains may not share a chain id", ()
   assert.ok(
     found.some((p) => p === "b chain id: 5 is used twice"),
     found.join("\n"),
+  );
+});
+
+test("native-pegged tokens are taken per chain, lower-cased, and refused unless addresses", () => {
+  const config = parseConfig(
+    {
+      chain: ["dev=http://127.0.0.1:8545"],
+      chainId: ["31337"],
+      nativeSymbol: ["ETH"],
+      nativePegged: [
+        "dev=0xAbC0000000000000000000000000000000000001, 0x00000000000000000000000000000000000000f2",
+      ],
+    },
+    {},
+  );
+  assert.deepEqual(config.chains[0]?.nativePegged, [
+    "0xabc0000000000000000000000000000000000001",
+    "0x00000000000000000000000000000000000000f2",
+  ]);
+  assert.throws(
+    () => parseConfig({ chain: ["ethereum=http://127.0.0.1:8545"], nativePegged: ["weth"] }, {}),
+    /ethereum native-pegged tokens: must be 0x addresses/,
   );
 });
