@@ -126,6 +126,7 @@ describe("contracts on anvil", () => {
       TestERC721: ["Apes", "APE"],
       TestERC721Consecutive: ["Seq", "SEQ", [alice], [10n]],
       TestMarketplace: [],
+      TestPriceFeedPair: [],
       TestStablecoin: ["USD Coin", "USDC"],
       WETH9: [],
     };

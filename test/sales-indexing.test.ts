@@ -2,7 +2,9 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { Address } from "../src/core/hex.ts";
 import { type Anvil, startAnvil } from "../src/devchain/anvil.ts";
-import { connectDevChain } from "../src/devchain/deploy.ts";
+import { loadArtifact } from "../src/devchain/artifacts.ts";
+import { connectDevChain, deployArtifact, devAddress, sendContractTx } from "../src/devchain/deploy.ts";
+import { formatScaled } from "../src/sales/price.ts";
 import { createTestDatabase, stopTestServer, type TestDatabase } from "./support/database.ts";
 import { indexUntil } from "./support/indexing.ts";
 import { type ExpectedTrade, playSaleScenarios, type SaleScenarioWorld } from "./support/sale-scenarios.ts";
@@ -16,6 +18,10 @@ const CHAIN_ID = 31337;
 let anvil: Anvil;
 let world: SaleScenarioWorld;
 let db: TestDatabase;
+let feed: Address;
+/** 2,500 USDC per ETH: 5,000,000 USDC against 2,000 WETH. */
+const USDC_RESERVE = 5_000_000n * 10n ** 6n;
+const WETH_RESERVE = 2_000n * 10n ** 18n;
 
 interface StoredSale {
   kind: string;
@@ -67,7 +73,19 @@ function asStored(e: ExpectedTrade) {
 describe("sales stored by the indexer", () => {
   before(async () => {
     anvil = await startAnvil({ chainId: CHAIN_ID });
-    world = await playSaleScenarios(connectDevChain(anvil.url));
+    const chain = connectDevChain(anvil.url);
+    // A price feed logging a USDC/WETH pair's reserves before any sale, from an account the
+    // scenarios do not use: which token is which is the indexer's configuration, given below.
+    const feeder = devAddress(9);
+    feed = (await deployArtifact(chain, "TestPriceFeedPair", [], { from: feeder })).address;
+    await sendContractTx(chain, {
+      address: feed,
+      abi: loadArtifact("TestPriceFeedPair").abi,
+      functionName: "sync",
+      args: [USDC_RESERVE, WETH_RESERVE],
+      from: feeder,
+    });
+    world = await playSaleScenarios(chain);
     db = await createTestDatabase();
     const response = await fetch(anvil.url, {
       method: "POST",
@@ -81,6 +99,19 @@ describe("sales stored by the indexer", () => {
       chainId: CHAIN_ID,
       untilBlock: head,
       nativePegged: [world.contracts.weth, world.contracts.pool],
+      pricing: {
+        pools: [
+          {
+            address: feed,
+            kind: "v2",
+            token0: world.contracts.usdc,
+            token1: world.contracts.weth,
+            decimals0: 6,
+            decimals1: 18,
+          },
+        ],
+        usdTokens: [{ address: world.contracts.usdc, symbol: "USDC", decimals: 6 }],
+      },
     });
   });
   after(async () => {
@@ -124,22 +155,46 @@ describe("sales stored by the indexer", () => {
     assert.ok(checked.length >= 18, `the scenarios were checked (${checked.length})`);
   });
 
-  test("payments in the wrapped coin and the pegged pool count 1:1; a token without a rate is kept and flagged", async () => {
-    const { weth, pool, usdc } = world.contracts;
+  test("a stablecoin payment is converted at its pool's reserves, and every sale carries its USD value", async () => {
+    const { usdc } = world.contracts;
+    const rows = await db.sql<{ amount: string; native_value: string | null; flags: string[] }[]>`
+      SELECT p.amount::text, p.native_value::text, s.flags
+      FROM sale_payments p JOIN sales s USING (chain_id, contract, block_number, log_index, seq, seller)
+      WHERE p.token = decode(${usdc.slice(2)}, 'hex')`;
+    assert.ok(rows.length > 0, "a sale was paid in the stablecoin");
+    for (const r of rows) {
+      assert.equal(
+        BigInt(r.native_value ?? -1),
+        (BigInt(r.amount) * WETH_RESERVE) / USDC_RESERVE,
+        "wei, rounded down",
+      );
+      assert.ok(!r.flags.includes("unpriced"));
+    }
+    const sales = await db.sql<{ total_native: string; total_usd: string | null }[]>`
+      SELECT total_native::text, total_usd::text FROM sales WHERE kind = 'sale'`;
+    assert.ok(sales.length > 10);
+    for (const s of sales) {
+      // USD = wei × 2,500 / 10^18, exact to 10^-18 USD, rounded down.
+      const scaled = (BigInt(s.total_native) * USDC_RESERVE * 10n ** 18n) / (WETH_RESERVE * 10n ** 6n);
+      assert.equal(s.total_usd, formatScaled(scaled, 18n), `USD of ${s.total_native} wei`);
+    }
+    const [stored] = await db.sql<{ n: string }[]>`
+      SELECT count(*) AS n FROM pool_states WHERE pool = decode(${feed.slice(2)}, 'hex') AND reserve0 = ${USDC_RESERVE.toString()}`;
+    assert.equal(stored?.n, "1", "the pool's state is stored");
+  });
+
+  test("payments in the wrapped coin and the pegged pool count 1:1", async () => {
+    const { weth, pool } = world.contracts;
     const rows = await db.sql<
       { token: string; amount: string; native_value: string | null; flags: string[] }[]
     >`
       SELECT '0x' || encode(p.token, 'hex') AS token, p.amount::text, p.native_value::text, s.flags
       FROM sale_payments p JOIN sales s USING (chain_id, contract, block_number, log_index, seq, seller)`;
     const byToken = (token: Address) => rows.filter((r) => r.token === token);
-    assert.ok(byToken(weth).length > 0 && byToken(pool).length > 0 && byToken(usdc).length > 0);
+    assert.ok(byToken(weth).length > 0 && byToken(pool).length > 0);
     for (const r of [...byToken(weth), ...byToken(pool)]) {
       assert.equal(r.native_value, r.amount);
       assert.ok(!r.flags.includes("unpriced"));
-    }
-    for (const r of byToken(usdc)) {
-      assert.equal(r.native_value, null);
-      assert.ok(r.flags.includes("unpriced"));
     }
     const [totals] = await db.sql<{ bad: string }[]>`
       SELECT count(*) AS bad FROM sales WHERE total_native <> native_paid + fungible_paid`;

@@ -67,6 +67,7 @@ function batchOf(from: number, to: number, nft: NftTransfer[]): FetchedBatch {
     native: [],
     markets: [],
     punkBids: [],
+    poolStates: [],
   };
 }
 

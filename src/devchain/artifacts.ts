@@ -23,6 +23,7 @@ export const CONTRACT_NAMES = [
   "TestERC721",
   "TestERC721Consecutive",
   "TestMarketplace",
+  "TestPriceFeedPair",
   "TestStablecoin",
   "WETH9",
 ] as const;

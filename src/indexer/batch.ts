@@ -7,6 +7,7 @@ import type {
   NftTransfer,
   TransactionCall,
 } from "../core/types.ts";
+import type { PoolState } from "../rates/events.ts";
 import type { PunkBidEvent } from "../sales/markets.ts";
 import type { MarketEvent } from "../sales/types.ts";
 import type { SkippedLog } from "../store/skipped-logs.ts";
@@ -46,6 +47,8 @@ export interface FetchedBatch {
   markets: (MarketEvent & { txHash: Hex })[];
   /** CryptoPunks bids entered and withdrawn, in chain order. */
   punkBids: PunkBidEvent[];
+  /** Every change of the followed liquidity pools, in chain order. */
+  poolStates: PoolState[];
 }
 
 export function timeOfBatch(batch: Pick<FetchedBatch, "from" | "headers">): (blockNumber: number) => number {

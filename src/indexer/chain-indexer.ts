@@ -6,7 +6,8 @@ import { errorMessage, TransientError, UserFacingError } from "../core/errors.ts
 import type { Hex } from "../core/hex.ts";
 import type { Logger } from "../core/logger.ts";
 import { redactUrl } from "../core/url.ts";
-import { peggedPrices } from "../sales/price.ts";
+import { RateBook, type RateBookConfig } from "../rates/convert.ts";
+import { defaultPools, defaultUsdTokens, type PoolDescription, type UsdToken } from "../rates/pools.ts";
 import {
   ensureChain,
   nextBlock,
@@ -17,6 +18,7 @@ import {
 import { storedContracts } from "../store/contracts.ts";
 import type { Sql } from "../store/database.ts";
 import { classifyDatabaseError } from "../store/errors.ts";
+import { latestPoolStates } from "../store/pool-states.ts";
 import { openWriteSession, type WriteSession } from "../store/session.ts";
 import type { FetchedBatch } from "./batch.ts";
 import { BatchSizer } from "./batch-sizer.ts";
@@ -24,7 +26,6 @@ import { type PreparedBatch, prepareBatch, RECENT_BLOCKS_KEPT, writeBatch } from
 import { type CreationSource, type FetchContext, fetchBatch } from "./fetch-batch.ts";
 import { ContractRegistry, type InspectFn, RegistryResetError } from "./registry.ts";
 import { rollbackAfter } from "./rollback.ts";
-import type { PricesAt } from "./trades.ts";
 
 export interface Progress {
   chain: string;
@@ -60,6 +61,8 @@ export interface ChainIndexerOptions {
   maxBatchRows?: number;
   /** First wait after a failed round, doubled with each further failure up to a minute (default 1 s). */
   retryBaseMs?: number;
+  /** The pools and stablecoins exchange rates come from (default: the chain's presets, none for others). */
+  pricing?: { pools: readonly PoolDescription[]; usdTokens: readonly UsdToken[] };
 }
 
 const MAX_OUTAGE_BACKOFF_MS = 60_000;
@@ -148,7 +151,9 @@ class ChainIndexer {
   private readonly registry: ContractRegistry;
   private readonly fetchContext: FetchContext;
   private readonly sizer: BatchSizer;
-  private readonly pricesAt: PricesAt;
+  private readonly rateConfig: RateBookConfig;
+  /** The pools' last states, advanced batch by batch; built again from the store after a failure or a reorg. */
+  private rates: RateBook | undefined;
   private next = 0;
   private lastHash: Hex | undefined;
   private head = 0;
@@ -168,10 +173,13 @@ class ChainIndexer {
       (addresses) => storedContracts(sql, chain.chainId, addresses),
       options.inspect,
     );
-    this.fetchContext = { client, registry: this.registry, creations };
+    this.rateConfig = {
+      nativePegged: chain.nativePegged ?? [],
+      pools: options.pricing?.pools ?? defaultPools(chain.chainId),
+      usdTokens: options.pricing?.usdTokens ?? defaultUsdTokens(chain.chainId),
+    };
+    this.fetchContext = { client, registry: this.registry, creations, pools: this.rateConfig.pools };
     this.sizer = new BatchSizer(options.targetEventsPerBatch ?? 10_000, tuning.maxBlocksPerBatch);
-    const prices = peggedPrices(chain.nativePegged ?? []);
-    this.pricesAt = () => prices;
   }
 
   async run(signal: AbortSignal): Promise<void> {
@@ -185,6 +193,10 @@ class ChainIndexer {
         if (resync) {
           this.next = await nextBlock(sql, chain.chainId);
           this.lastHash = await storedBlockHash(sql, chain.chainId, this.next - 1);
+          this.rates = new RateBook(
+            this.rateConfig,
+            await latestPoolStates(sql, chain.chainId, this.next - 1),
+          );
           resync = false;
         }
         if (this.options.untilBlock !== undefined && this.next > this.options.untilBlock) return;
@@ -278,7 +290,14 @@ class ChainIndexer {
           cursor = batch.to + 1;
         }
         fill();
-        const prepared = await prepareBatch(sql, chain.chainId, batch, previous, this.pricesAt);
+        const rates = this.rates as RateBook;
+        const prepared = await prepareBatch(
+          sql,
+          chain.chainId,
+          batch,
+          previous,
+          rates.advance(batch.poolStates),
+        );
         await writing;
         writing = this.write(prepared, target);
         // Awaited before the next write or at the end; a failure must not go unhandled meanwhile.
@@ -364,6 +383,7 @@ class ChainIndexer {
     this.phantomReorgs = 0;
     const undone = await rollbackAfter(this.session, chain.chainId, ancestor);
     this.registry.reset();
+    this.rates = new RateBook(this.rateConfig, await latestPoolStates(sql, chain.chainId, ancestor));
     this.next = ancestor + 1;
     this.lastHash = await storedBlockHash(sql, chain.chainId, ancestor);
     logger.warn(

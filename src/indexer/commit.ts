@@ -13,6 +13,7 @@ import {
   holderUnits,
   ownershipStatements,
 } from "../store/ownership.ts";
+import { poolStateStatements } from "../store/pool-states.ts";
 import {
   encodeSales,
   type LastSales,
@@ -173,6 +174,7 @@ export async function writeBatch(
     ...ownershipStatements(tx, chainId, prepared.ownership),
     ...salesStatements(tx, chainId, prepared.sales, prepared.saleBuckets),
     ...punkBidStatements(tx, chainId, batch.punkBids),
+    ...poolStateStatements(tx, chainId, batch.poolStates),
     ...rememberBlocksStatements(tx, chainId, batch.headers, RECENT_BLOCKS_KEPT),
     setNextBlockStatement(tx, chainId, batch.to + 1),
   ]);

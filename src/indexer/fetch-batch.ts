@@ -11,6 +11,8 @@ import type {
   NftTransfer,
   TransactionCall,
 } from "../core/types.ts";
+import { decodePoolLogs, POOL_TOPICS } from "../rates/events.ts";
+import type { PoolDescription } from "../rates/pools.ts";
 import { decodeMarketEvent, decodePunkBid, MARKET_TOPICS, PUNK_BID_TOPICS } from "../sales/markets.ts";
 import type { SkippedLog } from "../store/skipped-logs.ts";
 import type { FetchedBatch, FirstSeen } from "./batch.ts";
@@ -26,6 +28,8 @@ export interface FetchContext {
   client: ChainClient;
   registry: ContractRegistry;
   creations: CreationSource;
+  /** The liquidity pools whose prices the exchange rates follow. */
+  pools: readonly PoolDescription[];
 }
 
 /**
@@ -57,7 +61,24 @@ export async function fetchBatch(
   options: FetchOptions = { inspectDeployments: false },
 ): Promise<FetchedBatch> {
   const { client, registry } = ctx;
-  const read = await readBlocks(client, ctx.creations, from, to, LOG_TOPICS);
+  const [read, poolLogs] = await Promise.all([
+    readBlocks(client, ctx.creations, from, to, LOG_TOPICS),
+    ctx.pools.length === 0
+      ? Promise.resolve([])
+      : client.getLogs(
+          from,
+          to,
+          POOL_TOPICS,
+          ctx.pools.map((p) => p.address),
+        ),
+  ]);
+  for (const log of poolLogs) {
+    if (read.headers[log.blockNumber - from]?.hash !== log.blockHash) {
+      throw new TransientError(
+        `pool log ${log.logIndex} of block ${log.blockNumber} is not from the block the node returned`,
+      );
+    }
+  }
   let { headers, creations } = read;
   // Transfers and the events that say who traded what at which price come in one answer.
   let logs = read.logs.filter((log) => TRANSFER_TOPIC_SET.has(log.topics[0] as Hex));
@@ -107,6 +128,10 @@ export async function fetchBatch(
     calls,
     ...(read.native ? { native: read.native.filter((n) => nftTransactions.has(n.txHash)) } : {}),
     ...tradeEvents(tradeLogs, nftTransactions),
+    poolStates: decodePoolLogs(
+      poolLogs.filter((log) => log.blockNumber <= end),
+      ctx.pools,
+    ).states,
   };
 }
 

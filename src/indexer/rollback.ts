@@ -2,6 +2,7 @@ import { forgetBlocksAfter, setNextBlock } from "../store/chain-state.ts";
 import { deleteContractsDiscoveredAfter } from "../store/contracts.ts";
 import { deleteCreationsAfter } from "../store/creations.ts";
 import { applyOwnership, holderUnits, pruneAfterRollback } from "../store/ownership.ts";
+import { deletePoolStatesAfter } from "../store/pool-states.ts";
 import { deletePunkBidsAfter, rollbackSalesAfter } from "../store/sales.ts";
 import type { WriteSession } from "../store/session.ts";
 import { deleteSkippedLogsAfter } from "../store/skipped-logs.ts";
@@ -35,6 +36,7 @@ export async function rollbackAfter(
     const restored = pairs.map((p) => ({ ...p, units: before(p.contract, p.holder) }));
     await rollbackSalesAfter(tx, chainId, ancestor);
     await deletePunkBidsAfter(tx, chainId, ancestor);
+    await deletePoolStatesAfter(tx, chainId, ancestor);
     await applyOwnership(tx, chainId, { ...effects, holders: restored }, -1);
     await deleteTransfersAfter(tx, chainId, ancestor);
     await pruneAfterRollback(tx, chainId, effects);

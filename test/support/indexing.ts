@@ -1,7 +1,7 @@
 import { createChainClient } from "../../src/chain/client.ts";
 import type { ChainConfig, ContractDiscovery, IndexerTuning } from "../../src/config/config.ts";
 import { type Logger, silentLogger } from "../../src/core/logger.ts";
-import { type Progress, runChainIndexer } from "../../src/indexer/chain-indexer.ts";
+import { type ChainIndexerOptions, type Progress, runChainIndexer } from "../../src/indexer/chain-indexer.ts";
 import { inspectContract } from "../../src/indexer/classify/inspect.ts";
 import type { InspectFn } from "../../src/indexer/registry.ts";
 import type { Sql } from "../../src/store/database.ts";
@@ -34,6 +34,8 @@ export interface IndexOptions {
   maxBatchRows?: number;
   /** Tokens worth one native coin each (the wrapped coin, a pegged pool). */
   nativePegged?: readonly `0x${string}`[];
+  /** The pools and stablecoins exchange rates come from. */
+  pricing?: ChainIndexerOptions["pricing"];
 }
 
 export function testChain(rpcUrl: string, chainId: number, options: Partial<ChainConfig> = {}): ChainConfig {
@@ -80,6 +82,7 @@ export async function indexUntil(options: IndexOptions): Promise<void> {
         ...(options.maxBatchRows !== undefined ? { maxBatchRows: options.maxBatchRows } : {}),
         untilBlock: options.untilBlock,
         ...(options.targetEventsPerBatch ? { targetEventsPerBatch: options.targetEventsPerBatch } : {}),
+        ...(options.pricing ? { pricing: options.pricing } : {}),
       },
       AbortSignal.timeout(300_000),
     );

@@ -1,0 +1,80 @@
+import type { Address } from "../core/hex.ts";
+import { bare, type Queryable, toHex } from "./database.ts";
+import type { Statement } from "./session.ts";
+
+/** A liquidity pool's state after a change: V2 reserves, or a V3 pool's sqrtPriceX96. */
+export interface StoredPoolState {
+  pool: Address;
+  blockNumber: number;
+  logIndex: number;
+  reserve0?: bigint;
+  reserve1?: bigint;
+  sqrtPriceX96?: bigint;
+}
+
+/**
+ * Stores each pool's last state of each block: a busy pool changes many times in a block, and
+ * prices are read per block, so the rest would only be kept to be ignored.
+ */
+export function poolStateStatements(
+  sql: Queryable,
+  chainId: number,
+  states: readonly StoredPoolState[],
+): Statement[] {
+  if (states.length === 0) return [];
+  const last = new Map<string, StoredPoolState>();
+  for (const s of states) last.set(`${s.pool}:${s.blockNumber}`, s);
+  const json = JSON.stringify(
+    [...last.values()].map((s) => ({
+      p: bare(s.pool),
+      b: s.blockNumber,
+      li: s.logIndex,
+      r0: s.reserve0?.toString() ?? null,
+      r1: s.reserve1?.toString() ?? null,
+      sp: s.sqrtPriceX96?.toString() ?? null,
+    })),
+  );
+  return [
+    sql`
+    INSERT INTO pool_states (chain_id, pool, block_number, log_index, reserve0, reserve1, sqrt_price_x96)
+    SELECT ${chainId}, decode(p, 'hex'), b, li, r0::numeric, r1::numeric, sp::numeric
+    FROM jsonb_to_recordset(${json}::text::jsonb) AS r(p text, b bigint, li integer, r0 text, r1 text, sp text)`,
+  ];
+}
+
+/** The last stored state of every pool at or before `block`: what the exchange rates resume from. */
+export async function latestPoolStates(
+  sql: Queryable,
+  chainId: number,
+  block: number,
+): Promise<StoredPoolState[]> {
+  const rows = await sql<
+    {
+      pool: Uint8Array;
+      block_number: string;
+      log_index: number;
+      reserve0: string | null;
+      reserve1: string | null;
+      sqrt_price_x96: string | null;
+    }[]
+  >`
+    SELECT DISTINCT ON (pool) pool, block_number, log_index, reserve0, reserve1, sqrt_price_x96
+    FROM pool_states WHERE chain_id = ${chainId} AND block_number <= ${block}
+    ORDER BY pool, block_number DESC, log_index DESC`;
+  return rows.map((r) => ({
+    pool: toHex(r.pool) as Address,
+    blockNumber: Number(r.block_number),
+    logIndex: r.log_index,
+    ...(r.reserve0 !== null ? { reserve0: BigInt(r.reserve0) } : {}),
+    ...(r.reserve1 !== null ? { reserve1: BigInt(r.reserve1) } : {}),
+    ...(r.sqrt_price_x96 !== null ? { sqrtPriceX96: BigInt(r.sqrt_price_x96) } : {}),
+  }));
+}
+
+export async function deletePoolStatesAfter(
+  sql: Queryable,
+  chainId: number,
+  ancestor: number,
+): Promise<void> {
+  await sql`DELETE FROM pool_states WHERE chain_id = ${chainId} AND block_number > ${ancestor}`;
+}
