@@ -1,10 +1,14 @@
 /**
- * Ingestion benchmark: builds (once, cached in .bench/ with anvil's state file) a chain holding
- * at least 200,000 NFT transfer events, then measures in one run
+ * Ingestion benchmark: builds (once each, cached in .bench/ with anvil's state file) two chains,
+ *   plain: at least 200,000 NFT transfer events (mints, transfers, ERC-1155 batches);
+ *   sales: at least 50,000 NFT sales of mixed kinds (market listings and bundles paid in ETH,
+ *          direct deals paid in ETH, WETH and a stablecoin), with the mints they need;
+ * then measures for each, in one run,
  *   (a) fetching its blocks, logs and traces over JSON-RPC exactly as the indexer asks for them,
  *       and nothing else;
- *   (b) indexing them into a fresh PostgreSQL database (embedded, or BENCH_DATABASE_URL's server).
- * Usage: npm run bench:ingest [-- --events 200000 --fresh]
+ *   (b) indexing them into a fresh PostgreSQL database (embedded, or BENCH_DATABASE_URL's server),
+ * and compares what indexing a sale costs with what indexing a plain transfer does.
+ * Usage: npm run bench:ingest [-- --chain plain|sales|both --events 200000 --sales 50000 --fresh]
  */
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -15,28 +19,33 @@ import type { ChainClient } from "../src/chain/rpc-types.ts";
 import type { IndexerTuning } from "../src/config/config.ts";
 import { errorMessage } from "../src/core/errors.ts";
 import { createLogger } from "../src/core/logger.ts";
+import { generateBulkSales } from "../src/demo/bulk-sales.ts";
 import { generateBulkTransfers } from "../src/demo/bulk-transfers.ts";
 import { type Anvil, startAnvil } from "../src/devchain/anvil.ts";
 import { BatchSizer } from "../src/indexer/batch-sizer.ts";
 import { runChainIndexer } from "../src/indexer/chain-indexer.ts";
 import { inspectContract } from "../src/indexer/classify/inspect.ts";
-import { TRANSFER_TOPICS } from "../src/indexer/decode/topics.ts";
-import { connectDatabase } from "../src/store/database.ts";
+import { LOG_TOPICS } from "../src/indexer/fetch-batch.ts";
+import { connectDatabase, type Sql } from "../src/store/database.ts";
 import { startEmbeddedPostgres } from "../src/store/embedded.ts";
 import { migrate } from "../src/store/migrate.ts";
 import { processTreeCpu } from "./bench/process-cpu.ts";
 
 const { values: args } = parseArgs({
   options: {
+    chain: { type: "string", default: "both" },
     events: { type: "string", default: "200000" },
+    sales: { type: "string", default: "50000" },
     fresh: { type: "boolean", default: false },
   },
 });
+if (!["plain", "sales", "both"].includes(args.chain)) {
+  throw new Error(`--chain is plain, sales or both, not ${args.chain}`);
+}
 const EVENTS = Number(args.events);
+const SALES = Number(args.sales);
 const CHAIN_ID = 31337;
 const BENCH_DIR = resolve(".bench");
-const STATE_FILE = join(BENCH_DIR, `anvil-state-${EVENTS}.json`);
-const META_FILE = join(BENCH_DIR, `chain-${EVENTS}.json`);
 const TUNING: IndexerTuning = {
   pollIntervalMs: 2000,
   maxBlocksPerBatch: 2000,
@@ -54,19 +63,80 @@ const TARGET_EVENTS_PER_BATCH = 10_000;
 const FIRST_BLOCK = 1;
 
 interface ChainMeta {
+  /** NFT transfer events (logs). */
   events: number;
   tokenTransfers: number;
+  /** Sales the generator made: what the indexer must store as `kind = 'sale'`. */
+  sales: number;
   blocks: number;
   head: number;
 }
 
+/** A benchmark chain: how it is built, and where it is cached. */
+interface ChainSpec {
+  name: "plain" | "sales";
+  stateFile: string;
+  metaFile: string;
+  describe: string;
+  generate: (rpcUrl: string) => Promise<ChainMeta & { elapsedMs: number }>;
+}
+
 const say = (message: string) => process.stdout.write(`${message}\n`);
 
-async function buildChain(): Promise<ChainMeta> {
-  say(`building a chain with ${EVENTS} NFT transfer events (cached in ${STATE_FILE})`);
-  rmSync(STATE_FILE, { force: true });
+const PLAIN: ChainSpec = {
+  name: "plain",
+  // The names caches had before the sales chain existed, so those stay valid.
+  stateFile: join(BENCH_DIR, `anvil-state-${EVENTS}.json`),
+  metaFile: join(BENCH_DIR, `chain-${EVENTS}.json`),
+  describe: `${EVENTS} NFT transfer events`,
+  generate: async (rpcUrl) => {
+    // Blocks of a few hundred transfers each, like busy mainnet blocks, rather than a few huge ones.
+    const result = await generateBulkTransfers({
+      rpcUrl,
+      events: EVENTS,
+      mintBatchSize: 100,
+      txsPerBlock: 40,
+      onProgress: ({ events, blocks }) => {
+        if (blocks % 100 === 0) say(`  ${events} events in ${blocks} blocks`);
+      },
+    });
+    return { ...result, sales: 0, head: result.lastBlock };
+  },
+};
+
+const SALES_CHAIN: ChainSpec = {
+  name: "sales",
+  stateFile: join(BENCH_DIR, `anvil-state-sales-${SALES}.json`),
+  metaFile: join(BENCH_DIR, `chain-sales-${SALES}.json`),
+  describe: `${SALES} NFT sales`,
+  generate: async (rpcUrl) => {
+    const result = await generateBulkSales({
+      rpcUrl,
+      sales: SALES,
+      onProgress: ({ sales, blocks }) => {
+        if (blocks % 100 === 0) say(`  ${sales} sales in ${blocks} blocks`);
+      },
+    });
+    const kinds = Object.entries(result.byKind)
+      .map(([kind, n]) => `${kind} ${n}`)
+      .join(", ");
+    say(`  sales by kind: ${kinds}; ${result.mints} mints`);
+    return {
+      events: result.nftEvents,
+      tokenTransfers: result.nftEvents,
+      sales: result.sales,
+      blocks: result.blocks,
+      head: result.lastBlock,
+      elapsedMs: result.elapsedMs,
+    };
+  },
+};
+
+async function buildChain(spec: ChainSpec): Promise<ChainMeta> {
+  say(`building the ${spec.name} chain with ${spec.describe} (cached in ${spec.stateFile})`);
+  rmSync(spec.stateFile, { force: true });
   // Dumped beside the cache and renamed once complete: an interrupted build leaves no cache behind.
-  const partial = `${STATE_FILE}.partial`;
+  const partial = `${spec.stateFile}.partial`;
   rmSync(partial, { force: true });
   const anvil = await startAnvil({
     chainId: CHAIN_ID,
@@ -75,52 +145,44 @@ async function buildChain(): Promise<ChainMeta> {
   });
   let meta: ChainMeta;
   try {
-    // Blocks of a few hundred transfers each, like busy mainnet blocks, rather than a few huge ones.
-    const result = await generateBulkTransfers({
-      rpcUrl: anvil.url,
-      events: EVENTS,
-      mintBatchSize: 100,
-      txsPerBlock: 40,
-      onProgress: ({ events, blocks }) => {
-        if (blocks % 100 === 0) say(`  ${events} events in ${blocks} blocks`);
-      },
-    });
-    meta = {
-      events: result.events,
-      tokenTransfers: result.tokenTransfers,
-      blocks: result.blocks,
-      head: result.lastBlock,
-    };
+    const { elapsedMs, ...built } = await spec.generate(anvil.url);
+    meta = built;
     say(
-      `built in ${(result.elapsedMs / 1000).toFixed(1)} s: ${result.events} events in ${result.blocks} blocks`,
+      `built in ${(elapsedMs / 1000).toFixed(1)} s: ${meta.events} events, ${meta.sales} sales in ${meta.blocks} blocks`,
     );
   } finally {
     await anvil.stop();
   }
-  renameSync(partial, STATE_FILE);
-  writeFileSync(META_FILE, JSON.stringify(meta));
+  renameSync(partial, spec.stateFile);
+  writeFileSync(spec.metaFile, JSON.stringify(meta));
   return meta;
 }
 
 /** Anvil on the cached chain, which it only reads; a cache it cannot load is built again. */
-async function startCachedChain(): Promise<{ anvil: Anvil; meta: ChainMeta }> {
+async function startCachedChain(spec: ChainSpec): Promise<{ anvil: Anvil; meta: ChainMeta }> {
   let meta: ChainMeta;
-  if (args.fresh || !existsSync(STATE_FILE) || !existsSync(META_FILE)) {
-    meta = await buildChain();
+  if (args.fresh || !existsSync(spec.stateFile) || !existsSync(spec.metaFile)) {
+    meta = await buildChain(spec);
   } else {
-    meta = JSON.parse(readFileSync(META_FILE, "utf8")) as ChainMeta;
-    say(`using the cached chain: ${meta.events} events in ${meta.blocks} blocks (${STATE_FILE})`);
+    // Caches from before sales were counted hold none.
+    meta = { sales: 0, ...(JSON.parse(readFileSync(spec.metaFile, "utf8")) as Omit<ChainMeta, "sales">) };
+    say(
+      `using the cached ${spec.name} chain: ${meta.events} events in ${meta.blocks} blocks (${spec.stateFile})`,
+    );
   }
   try {
-    return { anvil: await startAnvil({ chainId: CHAIN_ID, loadState: STATE_FILE }), meta };
+    return { anvil: await startAnvil({ chainId: CHAIN_ID, loadState: spec.stateFile }), meta };
   } catch (error) {
     say(`the cached chain cannot be loaded (${errorMessage(error).split("\n")[0]}): building it again`);
-    meta = await buildChain();
-    return { anvil: await startAnvil({ chainId: CHAIN_ID, loadState: STATE_FILE }), meta };
+    meta = await buildChain(spec);
+    return { anvil: await startAnvil({ chainId: CHAIN_ID, loadState: spec.stateFile }), meta };
   }
 }
 
-/** What the indexer reads for a range, and nothing more: logs, every header, and the block traces. */
+/**
+ * What the indexer reads for a range, and nothing more: the logs of transfers, marketplace events
+ * and punk bids, every header, and the block traces (creations, calls and native-coin movements).
+ */
 async function fetchOnly(client: ChainClient, head: number): Promise<number> {
   const sizer = new BatchSizer(TARGET_EVENTS_PER_BATCH, TUNING.maxBlocksPerBatch);
   const queue: Array<Promise<{ from: number; to: number; logs: number }>> = [];
@@ -134,9 +196,9 @@ async function fetchOnly(client: ChainClient, head: number): Promise<number> {
       const numbers = Array.from({ length: to - from + 1 }, (_, i) => from + i);
       queue.push(
         Promise.all([
-          client.getLogs(from, to, TRANSFER_TOPICS),
+          client.getLogs(from, to, LOG_TOPICS),
           client.getHeaders(numbers),
-          client.getTracedCreations(from, to),
+          client.getTraces(from, to),
         ]).then(([l]) => ({ from, to, logs: l.length })),
       );
     }
@@ -179,30 +241,51 @@ function describeCpu(label: string, cpu: CpuSample, seconds: number): string {
   return `${`${label}:`.padEnd(12)} node ${cpu.node.toFixed(2)}, anvil ${cpu.anvil.toFixed(2)}, postgres ${pg}; ${busy.toFixed(2)} cores busy${external ? " (without PostgreSQL)" : ""}`;
 }
 
-async function main(): Promise<void> {
-  mkdirSync(BENCH_DIR, { recursive: true });
-  const { anvil, meta } = await startCachedChain();
+/** A database server for the run; each chain is indexed into a fresh database on it. */
+interface Server {
+  url: string;
+  postmasterPid?: number;
+  stop: () => Promise<void>;
+}
+
+async function startServer(): Promise<Server> {
+  if (process.env.BENCH_DATABASE_URL) return { url: process.env.BENCH_DATABASE_URL, stop: async () => {} };
   const pgDir = join(BENCH_DIR, "pg");
-  const embedded = process.env.BENCH_DATABASE_URL
-    ? undefined
-    : await startEmbeddedPostgres({ dataDir: pgDir });
-  const postmasterPid = embedded
-    ? Number(readFileSync(join(pgDir, "postgres", "postmaster.pid"), "utf8").split("\n")[0])
-    : undefined;
-  const serverUrl = process.env.BENCH_DATABASE_URL ?? (embedded?.url as string);
-  const admin = postgres(serverUrl, { max: 1, onnotice: () => {} });
+  const embedded = await startEmbeddedPostgres({ dataDir: pgDir });
+  const postmasterPid = Number(
+    readFileSync(join(pgDir, "postgres", "postmaster.pid"), "utf8").split("\n")[0],
+  );
+  return { url: embedded.url, postmasterPid, stop: () => embedded.stop() };
+}
+
+async function freshDatabase(server: Server): Promise<Sql> {
+  const admin = postgres(server.url, { max: 1, onnotice: () => {} });
   await admin.unsafe("DROP DATABASE IF EXISTS mintlens_bench WITH (FORCE)");
   await admin.unsafe("CREATE DATABASE mintlens_bench");
   await admin.end();
-  const url = new URL(serverUrl);
+  const url = new URL(server.url);
   url.pathname = "/mintlens_bench";
   await migrate(url.toString());
-  const sql = await connectDatabase(url.toString(), { max: 10 });
+  return connectDatabase(url.toString(), { max: 10 });
+}
+
+interface Measured {
+  events: number;
+  indexSeconds: number;
+  indexCpu: CpuSample;
+}
+
+/** Fetch-only and indexing of one chain, printed as they are measured. */
+async function measure(spec: ChainSpec, server: Server): Promise<Measured> {
+  const { anvil, meta } = await startCachedChain(spec);
+  const sql = await freshDatabase(server);
   const client = createChainClient({
     url: anvil.url,
     batchSize: TUNING.rpcBatchSize,
     maxLogRange: TUNING.maxLogRange,
   });
+  const label = `[${spec.name}]`.padEnd(8);
+  const line = (name: string, text: string) => say(`${label}${(name ? `${name}:` : "").padEnd(16)}${text}`);
   try {
     // Warm anvil's caches the same way for both measurements.
     await fetchOnly(client, meta.head);
@@ -210,7 +293,7 @@ async function main(): Promise<void> {
     const cpuOf = (): CpuSample => ({
       node: nodeCpu(),
       anvil: processTreeCpu(anvil.pid),
-      postgres: postmasterPid === undefined ? 0 : processTreeCpu(postmasterPid),
+      postgres: server.postmasterPid === undefined ? 0 : processTreeCpu(server.postmasterPid),
     });
     const fetchCpuStart = cpuOf();
     const fetchStart = performance.now();
@@ -239,29 +322,67 @@ async function main(): Promise<void> {
         untilBlock: meta.head,
         targetEventsPerBatch: TARGET_EVENTS_PER_BATCH,
       },
-      AbortSignal.timeout(600_000),
+      AbortSignal.timeout(1_800_000),
     );
     const indexSeconds = (performance.now() - indexStart) / 1000;
     const indexCpu = cpuSince(indexCpuStart, cpuOf());
-    const [stored] = await sql<{ n: string }[]>`SELECT count(*) AS n FROM nft_transfers`;
+    const [stored] = await sql<{ transfers: string; sales: string }[]>`
+      SELECT (SELECT count(*) FROM nft_transfers) AS transfers,
+             (SELECT count(*) FROM sales WHERE kind = 'sale') AS sales`;
+    const storedSales = Number(stored?.sales);
+    const events = meta.events;
+    const perThousand = (seconds: number) => ((seconds * 1000) / events).toFixed(3);
 
     say("");
-    say(
-      `chain:          ${meta.head + 1} blocks, ${fetchedLogs} NFT transfer events (${meta.tokenTransfers} token movements)`,
+    line(
+      "chain",
+      `${meta.head + 1} blocks, ${events} NFT transfer events (${meta.tokenTransfers} token movements), ${meta.sales} sales; ${fetchedLogs} logs fetched`,
     );
-    say(`fetch only:     ${fetchSeconds.toFixed(2)} s  ${Math.round(fetchedLogs / fetchSeconds)} events/s`);
-    say(
-      `index:          ${indexSeconds.toFixed(2)} s  ${Math.round(fetchedLogs / indexSeconds)} events/s  (${stored?.n} transfer rows stored)`,
+    line("fetch only", `${fetchSeconds.toFixed(2)} s  ${Math.round(events / fetchSeconds)} events/s`);
+    line(
+      "index",
+      `${indexSeconds.toFixed(2)} s  ${Math.round(events / indexSeconds)} events/s  ${Math.round(storedSales / indexSeconds)} sales/s  (${stored?.transfers} transfer rows, ${storedSales} sales stored)`,
     );
-    say(`index / fetch:  ${(indexSeconds / fetchSeconds).toFixed(2)}x`);
-    say(`CPU seconds:    ${describeCpu("fetch only", fetchCpu, fetchSeconds)}`);
-    say(`                ${describeCpu("index", indexCpu, indexSeconds)}`);
-    say(`targets:        >= 20000 events/s end to end, <= 1.3x the fetch-only time`);
+    line("index / fetch", `${(indexSeconds / fetchSeconds).toFixed(2)}x`);
+    line("CPU seconds", describeCpu("fetch only", fetchCpu, fetchSeconds));
+    line("", describeCpu("index", indexCpu, indexSeconds));
+    line(
+      "index CPU/1000",
+      `node ${perThousand(indexCpu.node)} s, postgres ${server.postmasterPid === undefined ? "not measured" : `${perThousand(indexCpu.postgres)} s`} per 1,000 NFT events`,
+    );
+    if (storedSales !== meta.sales) {
+      throw new Error(`the ${spec.name} chain holds ${meta.sales} sales but ${storedSales} were stored`);
+    }
+    return { events, indexSeconds, indexCpu };
   } finally {
     await client.close();
     await sql.end({ timeout: 5 });
-    await embedded?.stop();
     await anvil.stop();
+  }
+}
+
+async function main(): Promise<void> {
+  mkdirSync(BENCH_DIR, { recursive: true });
+  const specs =
+    args.chain === "plain" ? [PLAIN] : args.chain === "sales" ? [SALES_CHAIN] : [PLAIN, SALES_CHAIN];
+  const server = await startServer();
+  const results = new Map<string, Measured>();
+  try {
+    // One chain at a time: anvil holds a whole chain in memory.
+    for (const spec of specs) results.set(spec.name, await measure(spec, server));
+  } finally {
+    await server.stop();
+  }
+  say("");
+  say(`targets:        >= 20000 events/s end to end, <= 1.3x the fetch-only time (plain chain)`);
+  const plain = results.get("plain");
+  const sales = results.get("sales");
+  if (plain && sales) {
+    const perEvent = (m: Measured) => (m.indexCpu.node + m.indexCpu.postgres) / m.events;
+    const what = server.postmasterPid === undefined ? "node alone" : "node + PostgreSQL";
+    say(
+      `sales / plain:  ${(perEvent(sales) / perEvent(plain)).toFixed(2)}x the indexer CPU per NFT event (${what})`,
+    );
   }
 }
 

@@ -136,7 +136,9 @@ export async function fetchBatch(
 }
 
 /** The topics asked of eth_getLogs: transfers, marketplace events and CryptoPunks bids. */
-const LOG_TOPICS: readonly Hex[] = [...new Set([...TRANSFER_TOPICS, ...MARKET_TOPICS, ...PUNK_BID_TOPICS])];
+export const LOG_TOPICS: readonly Hex[] = [
+  ...new Set([...TRANSFER_TOPICS, ...MARKET_TOPICS, ...PUNK_BID_TOPICS]),
+];
 const TRANSFER_TOPIC_SET = new Set<Hex>(TRANSFER_TOPICS);
 const TRADE_TOPIC_SET = new Set<Hex>([...MARKET_TOPICS, ...PUNK_BID_TOPICS]);
 
