@@ -104,3 +104,16 @@ export interface BlockTraces {
   /** The hash of each traced block that had a transaction: it must be the header's. */
   tracedBlocks: { number: number; hash: Hex }[];
 }
+
+/**
+ * A liquidity pool's state after one of its logs: one pool_states row. V2 states carry both
+ * reserves, V3 states the price alone (a V3 pool's reserves say nothing of its price).
+ */
+export interface PoolState {
+  pool: Address;
+  blockNumber: number;
+  logIndex: number;
+  reserve0?: bigint;
+  reserve1?: bigint;
+  sqrtPriceX96?: bigint;
+}

@@ -1,5 +1,5 @@
 import type { Address, Hex } from "../core/hex.ts";
-import type { ChainLog } from "../core/types.ts";
+import type { ChainLog, PoolState } from "../core/types.ts";
 import type { PoolDescription, PoolKind } from "./pools.ts";
 
 /**
@@ -19,18 +19,7 @@ export const SWAP_TOPIC: Hex = "0xc42079f94a6350d7e6235f29174924f928cc2ac818eb64
 /** What eth_getLogs must be asked for, with the pools' addresses, to follow their prices. */
 export const POOL_TOPICS: readonly Hex[] = [SYNC_TOPIC, INITIALIZE_TOPIC, SWAP_TOPIC];
 
-/**
- * A pool's state after one of its logs: one pool_states row. V2 states carry both reserves, V3
- * states the price alone (a V3 pool's reserves say nothing of its price).
- */
-export interface PoolState {
-  pool: Address;
-  blockNumber: number;
-  logIndex: number;
-  reserve0?: bigint;
-  reserve1?: bigint;
-  sqrtPriceX96?: bigint;
-}
+export type { PoolState };
 
 // The bounds of TickMath: a V3 pool's price never leaves them, so a value outside is not a pool's.
 const MIN_SQRT_RATIO = 4295128739n;

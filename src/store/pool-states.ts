@@ -1,16 +1,7 @@
 import type { Address } from "../core/hex.ts";
+import type { PoolState } from "../core/types.ts";
 import { bare, type Queryable, toHex } from "./database.ts";
 import type { Statement } from "./session.ts";
-
-/** A liquidity pool's state after a change: V2 reserves, or a V3 pool's sqrtPriceX96. */
-export interface StoredPoolState {
-  pool: Address;
-  blockNumber: number;
-  logIndex: number;
-  reserve0?: bigint;
-  reserve1?: bigint;
-  sqrtPriceX96?: bigint;
-}
 
 /**
  * Stores each pool's last state of each block: a busy pool changes many times in a block, and
@@ -19,10 +10,10 @@ export interface StoredPoolState {
 export function poolStateStatements(
   sql: Queryable,
   chainId: number,
-  states: readonly StoredPoolState[],
+  states: readonly PoolState[],
 ): Statement[] {
   if (states.length === 0) return [];
-  const last = new Map<string, StoredPoolState>();
+  const last = new Map<string, PoolState>();
   for (const s of states) last.set(`${s.pool}:${s.blockNumber}`, s);
   const json = JSON.stringify(
     [...last.values()].map((s) => ({
@@ -43,11 +34,7 @@ export function poolStateStatements(
 }
 
 /** The last stored state of every pool at or before `block`: what the exchange rates resume from. */
-export async function latestPoolStates(
-  sql: Queryable,
-  chainId: number,
-  block: number,
-): Promise<StoredPoolState[]> {
+export async function latestPoolStates(sql: Queryable, chainId: number, block: number): Promise<PoolState[]> {
   const rows = await sql<
     {
       pool: Uint8Array;
