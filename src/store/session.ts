@@ -155,7 +155,11 @@ export function openWriteSession(pool: Sql, options: { lockChain?: number } = {}
       ended = true;
       const connection = current;
       current = undefined;
-      if (connection) await connection.client.end({ timeout: 5 });
+      if (!connection) return;
+      // A connection still reserved is one postgres.js's end() waits for until its timeout: the
+      // session is idle between its transactions, so it is handed back to be closed at once.
+      if (connection.open) connection.tx.release();
+      await connection.client.end({ timeout: 5 });
     },
   };
 }
