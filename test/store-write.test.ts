@@ -6,7 +6,7 @@ import type { BlockHeader, NftTransfer } from "../src/core/types.ts";
 import type { FetchedBatch } from "../src/indexer/batch.ts";
 import { prepareBatch, writeBatch } from "../src/indexer/commit.ts";
 import { ContractRegistry } from "../src/indexer/registry.ts";
-import { peggedPrices } from "../src/sales/price.ts";
+import { RateBook } from "../src/rates/convert.ts";
 import { ensureChain, nextBlock } from "../src/store/chain-state.ts";
 import { storedContracts } from "../src/store/contracts.ts";
 import { holderUnits } from "../src/store/ownership.ts";
@@ -22,6 +22,8 @@ const [ALICE, BOB, CAROL] = ["a1", "b0", "ca"].map((b) => `0x${b.repeat(20)}` as
   Address,
 ];
 const MAX_UINT256 = 2n ** 256n - 1n;
+/** No pool and no pegged token: nothing is converted. */
+const noRates = new RateBook({ nativePegged: [], pools: [], usdTokens: [] }).current();
 
 const blockHash = (n: number): Hex => `0x${n.toString(16).padStart(64, "0")}` as Hex;
 const header = (n: number): BlockHeader => ({
@@ -133,7 +135,7 @@ describe("writing batches", () => {
     ]);
     const second = batchOf(3, 4, [transfer(3, 0, 1n, ALICE, CAROL), transfer(4, 0, MAX_UINT256, BOB, ALICE)]);
 
-    const preparedFirst = await prepareBatch(db.sql, CHAIN_ID, first, undefined, () => peggedPrices([]));
+    const preparedFirst = await prepareBatch(db.sql, CHAIN_ID, first, undefined, () => noRates);
     // Hold the first write open (its checkpoint update waits for this row lock), so that the
     // second batch is surely prepared while the store does not show the first one yet.
     const blocker = await db.sql.reserve();
@@ -149,9 +151,7 @@ describe("writing batches", () => {
       assert.ok(Date.now() < deadline, "the first write reached the locked checkpoint row");
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
-    const preparedSecond = await prepareBatch(db.sql, CHAIN_ID, second, preparedFirst, () =>
-      peggedPrices([]),
-    );
+    const preparedSecond = await prepareBatch(db.sql, CHAIN_ID, second, preparedFirst, () => noRates);
     await blocker`COMMIT`;
     blocker.release();
     await writing;

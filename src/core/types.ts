@@ -117,3 +117,17 @@ export interface PoolState {
   reserve1?: bigint;
   sqrtPriceX96?: bigint;
 }
+
+/** An exact exchange rate: `num / den` of the target unit per base unit of the source. */
+export interface Rate {
+  readonly num: bigint;
+  readonly den: bigint;
+}
+
+/** What a chain's prices are converted with, at one block. */
+export interface PriceContext {
+  /** Wei per base unit of an ERC-20 at that block; undefined when no rate is known for it. */
+  toNative(token: Address): Rate | undefined;
+  /** USD per wei at that block; undefined when the chain has no USD rate yet. */
+  usdPerWei: Rate | undefined;
+}

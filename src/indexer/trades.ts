@@ -2,14 +2,7 @@ import type { Address } from "../core/hex.ts";
 import { attributeTransaction, type BidLookup } from "../sales/attribute.ts";
 import { type PriceContext, type PricedTrade, priceTrade } from "../sales/price.ts";
 import { saleTransactions } from "../sales/transactions.ts";
-import {
-  type LastSales,
-  type OpenBid,
-  punkKey,
-  type SaleBucketDelta,
-  type SaleRow,
-  tokenKey,
-} from "../store/sales.ts";
+import { type OpenBid, punkKey, type SaleBucketDelta, type SaleRow, tokenKey } from "../store/sales.ts";
 import type { FetchedBatch } from "./batch.ts";
 import { bucketStart } from "./effects.ts";
 
@@ -137,5 +130,3 @@ function addToBucket(buckets: Map<string, SaleBucketDelta>, sale: PricedTrade, t
   if (unit < bucket.minUnitPrice) bucket.minUnitPrice = unit;
   if (unit > bucket.maxUnitPrice) bucket.maxUnitPrice = unit;
 }
-
-export type { LastSales };

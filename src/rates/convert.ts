@@ -1,4 +1,5 @@
 import type { Address } from "../core/hex.ts";
+import type { PriceContext } from "../core/types.ts";
 import type { PoolState } from "./events.ts";
 import type { PoolDescription, UsdToken } from "./pools.ts";
 import { invert, median, multiply, ONE, type Rate, ratio } from "./rational.ts";
@@ -28,13 +29,7 @@ export function price0In1(pool: PoolDescription, state: PoolState): Rate | undef
   return state.sqrtPriceX96 === undefined ? undefined : v3Price0In1(state.sqrtPriceX96);
 }
 
-/** The same shape as the sales pricing's context (this box may not import sales). */
-export interface PriceContext {
-  /** Wei per base unit of an ERC-20; undefined when no pool prices it. */
-  toNative(token: Address): Rate | undefined;
-  /** USD per wei; undefined when no stablecoin pool has a price yet. */
-  usdPerWei: Rate | undefined;
-}
+export type { PriceContext };
 
 /** The prices at each block, as the indexer asks for them. */
 export type RatesAt = (blockNumber: number) => PriceContext;

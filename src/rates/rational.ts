@@ -1,11 +1,7 @@
-/**
- * Exact rationals for exchange rates. `Rate` has the shape of the sales pricing's rate (this box
- * may not import sales): `num / den` of the target unit per base unit of the source.
- */
-export interface Rate {
-  readonly num: bigint;
-  readonly den: bigint;
-}
+import type { Rate } from "../core/types.ts";
+
+/** Exact rationals for exchange rates. */
+export type { Rate };
 
 export const ONE: Rate = Object.freeze({ num: 1n, den: 1n });
 

@@ -1,13 +1,8 @@
+import { isBurnAddress } from "../core/burn.ts";
 import { type Address, ZERO_ADDRESS } from "../core/hex.ts";
 import type { NftTransfer } from "../core/types.ts";
 import { splitProportionally } from "./split.ts";
 import type { AttributedBy, PunkBid, SaleTransaction, TokenAmount, Trade } from "./types.ts";
-
-/** Where burnt NFTs go besides the zero address: they have no buyer. */
-const BURN_ADDRESSES: ReadonlySet<Address> = new Set<Address>([
-  ZERO_ADDRESS,
-  "0x000000000000000000000000000000000000dead",
-]);
 
 const NATIVE = "native";
 
@@ -187,7 +182,7 @@ function tokenMoves(nft: readonly NftTransfer[]): TokenMove[] {
     const buyers: { account: Address; units: bigint }[] = [];
     for (const [account, units] of net) {
       if (units < 0n) sellers.push({ account, units: -units });
-      else if (units > 0n && !BURN_ADDRESSES.has(account)) buyers.push({ account, units });
+      else if (units > 0n && !isBurnAddress(account)) buyers.push({ account, units });
     }
     const pairings: Pairing[] = [];
     let s = 0;

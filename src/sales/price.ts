@@ -1,19 +1,8 @@
 import type { Address } from "../core/hex.ts";
+import type { PriceContext, Rate } from "../core/types.ts";
 import type { Trade } from "./types.ts";
 
-/** An exact exchange rate: `num / den` of the target unit per base unit of the source. */
-export interface Rate {
-  num: bigint;
-  den: bigint;
-}
-
-/** What a chain's prices are converted with, at one block. */
-export interface PriceContext {
-  /** Wei per base unit of an ERC-20 at that block; undefined when no rate is known for it. */
-  toNative(token: Address): Rate | undefined;
-  /** USD per wei at that block, undefined when the chain has no USD rate yet. */
-  usdPerWei: Rate | undefined;
-}
+export type { PriceContext, Rate };
 
 export interface PricedPayment {
   token: Address;
@@ -72,15 +61,4 @@ export function formatScaled(scaled: bigint, decimals: bigint): string {
   const whole = abs / unit;
   const fraction = (abs % unit).toString().padStart(Number(decimals), "0").replace(/0+$/, "");
   return `${negative ? "-" : ""}${whole}${fraction ? `.${fraction}` : ""}`;
-}
-
-const ONE: Rate = { num: 1n, den: 1n };
-
-/**
- * Prices from the tokens worth exactly the native coin alone (the wrapped coin, Blur's pool
- * token): each counts 1:1, every other token is unpriced, and there is no USD rate.
- */
-export function peggedPrices(pegged: Iterable<Address>): PriceContext {
-  const tokens = new Set(pegged);
-  return { toNative: (token) => (tokens.has(token) ? ONE : undefined), usdPerWei: undefined };
 }

@@ -21,7 +21,7 @@ import type {
   PunkBid,
   SaleTransaction,
   TokenAmount,
-  TradeKind,
+  Trade,
 } from "../../src/sales/types.ts";
 
 /**
@@ -31,17 +31,10 @@ import type {
  * list can check attribution directly and, later, the sales an indexing run stores.
  */
 
-export interface ExpectedTrade {
-  kind: TradeKind;
-  contract: Address;
-  tokenId: bigint;
-  seller: Address;
-  buyer: Address;
-  quantity: bigint;
-  native: bigint;
-  fungible: TokenAmount[];
-  attributedBy: AttributedBy;
-}
+export type ExpectedTrade = Pick<
+  Trade,
+  "kind" | "contract" | "tokenId" | "seller" | "buyer" | "quantity" | "native" | "attributedBy"
+> & { fungible: TokenAmount[] };
 
 export interface SaleScenario {
   /** The case number and a few words, e.g. "4 bundle of one collection". */
