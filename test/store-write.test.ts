@@ -6,6 +6,7 @@ import type { BlockHeader, NftTransfer } from "../src/core/types.ts";
 import type { FetchedBatch } from "../src/indexer/batch.ts";
 import { prepareBatch, writeBatch } from "../src/indexer/commit.ts";
 import { ContractRegistry } from "../src/indexer/registry.ts";
+import { SaleMemory } from "../src/indexer/sale-memory.ts";
 import { RateBook } from "../src/rates/convert.ts";
 import { ensureChain, nextBlock } from "../src/store/chain-state.ts";
 import { storedContracts } from "../src/store/contracts.ts";
@@ -135,7 +136,8 @@ describe("writing batches", () => {
     ]);
     const second = batchOf(3, 4, [transfer(3, 0, 1n, ALICE, CAROL), transfer(4, 0, MAX_UINT256, BOB, ALICE)]);
 
-    const preparedFirst = await prepareBatch(db.sql, CHAIN_ID, first, undefined, () => noRates);
+    const memory = await SaleMemory.fromStore(db.sql, CHAIN_ID);
+    const preparedFirst = await prepareBatch(db.sql, CHAIN_ID, first, undefined, () => noRates, memory);
     // Hold the first write open (its checkpoint update waits for this row lock), so that the
     // second batch is surely prepared while the store does not show the first one yet.
     const blocker = await db.sql.reserve();
@@ -151,7 +153,7 @@ describe("writing batches", () => {
       assert.ok(Date.now() < deadline, "the first write reached the locked checkpoint row");
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
-    const preparedSecond = await prepareBatch(db.sql, CHAIN_ID, second, preparedFirst, () => noRates);
+    const preparedSecond = await prepareBatch(db.sql, CHAIN_ID, second, preparedFirst, () => noRates, memory);
     await blocker`COMMIT`;
     blocker.release();
     await writing;
@@ -171,5 +173,88 @@ describe("writing batches", () => {
     const { transfers, times } = await nftTransfersAfter(db.sql, CHAIN_ID, 0);
     assert.deepEqual(transfers, [...first.nft, ...second.nft]);
     assert.equal(times.get(4), header(4).timestamp);
+  });
+});
+
+/** A sale of `tokenId` from `seller` to `buyer`, paid in the native coin: a transfer and its payment. */
+function sale(block: number, tokenId: bigint, seller: Address, buyer: Address, price: bigint) {
+  const t = transfer(block, Number(tokenId), tokenId, seller, buyer);
+  return { t, paid: { txHash: t.txHash, from: buyer, to: seller, value: price } };
+}
+
+function salesBatch(block: number, sales: ReturnType<typeof sale>[]): FetchedBatch {
+  const batch = batchOf(
+    block,
+    block,
+    sales.map((s) => s.t),
+  );
+  return {
+    ...batch,
+    native: sales.map((s) => s.paid),
+    calls: new Map(
+      sales.map((s) => [s.t.txHash, { txHash: s.t.txHash, from: s.paid.from, to: COLLECTION, value: 0n }]),
+    ),
+  };
+}
+
+describe("the memory of last sales", () => {
+  let db: TestDatabase;
+  let session: WriteSession;
+  const chainId = 5152;
+  before(async () => {
+    db = await createTestDatabase();
+    session = openWriteSession(db.sql);
+    await ensureChain(db.sql, { chainId, name: "memory-test", nativeSymbol: "ETH", startBlock: 1 });
+  });
+  after(async () => {
+    await session?.end();
+    await db?.close();
+    await stopTestServer();
+  });
+
+  const registry = () =>
+    new ContractRegistry(
+      (addresses) => storedContracts(db.sql, chainId, addresses),
+      async () => {
+        throw new Error("no contract is inspected here");
+      },
+    );
+  const washFlags = async () =>
+    (
+      await db.sql<{ token_id: string; block_number: string; flags: string[] }[]>`
+        SELECT token_id, block_number, flags FROM sales WHERE chain_id = ${chainId} ORDER BY block_number, token_id`
+    ).map((r) => `${r.block_number}:${r.token_id}:${r.flags.join("+")}`);
+
+  test("tells wash pairs across batches, after it fills up, and after a restart that finds sales stored", async () => {
+    const reg = registry();
+    // Room for two tokens: the third batch overflows it, and it starts again from that batch.
+    let memory = await SaleMemory.fromStore(db.sql, chainId, 2);
+    let previous: Awaited<ReturnType<typeof prepareBatch>> | undefined;
+    const run = async (batch: FetchedBatch) => {
+      const prepared = await prepareBatch(db.sql, chainId, batch, previous, () => noRates, memory);
+      await writeBatch(session, chainId, prepared, reg);
+      previous = prepared;
+    };
+    await run(salesBatch(1, [sale(1, 1n, ALICE, BOB, 10n), sale(1, 2n, ALICE, BOB, 10n)]));
+    // Token 1 comes back from the buyer of its last sale: a wash, known from memory.
+    await run(salesBatch(2, [sale(2, 1n, BOB, ALICE, 11n)]));
+    await run(salesBatch(3, [sale(3, 3n, ALICE, CAROL, 12n), sale(3, 4n, ALICE, CAROL, 12n)]));
+    // Token 2's last sale was forgotten when the memory filled up: the store tells it.
+    await run(salesBatch(4, [sale(4, 2n, BOB, ALICE, 13n), sale(4, 3n, CAROL, BOB, 14n)]));
+    // A restart: the store holds sales, so a new memory asks it.
+    memory = await SaleMemory.fromStore(db.sql, chainId);
+    previous = undefined;
+    await run(salesBatch(5, [sale(5, 4n, CAROL, ALICE, 15n), sale(5, 1n, ALICE, BOB, 16n)]));
+    assert.deepEqual(await washFlags(), [
+      "1:1:",
+      "1:2:",
+      "2:1:wash",
+      "3:3:",
+      "3:4:",
+      "4:2:wash",
+      "4:3:",
+      "5:1:wash",
+      "5:4:wash",
+    ]);
   });
 });

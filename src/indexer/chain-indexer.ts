@@ -26,6 +26,7 @@ import { type PreparedBatch, prepareBatch, RECENT_BLOCKS_KEPT, writeBatch } from
 import { type CreationSource, type FetchContext, fetchBatch } from "./fetch-batch.ts";
 import { ContractRegistry, type InspectFn, RegistryResetError } from "./registry.ts";
 import { rollbackAfter } from "./rollback.ts";
+import { SaleMemory } from "./sale-memory.ts";
 
 export interface Progress {
   chain: string;
@@ -154,6 +155,8 @@ class ChainIndexer {
   private readonly rateConfig: RateBookConfig;
   /** The pools' last states, advanced batch by batch; built again from the store after a failure or a reorg. */
   private rates: RateBook | undefined;
+  /** The latest sale of each token sold since it was made; made again with the rates. */
+  private sales: SaleMemory | undefined;
   private next = 0;
   private lastHash: Hex | undefined;
   private head = 0;
@@ -197,6 +200,7 @@ class ChainIndexer {
             this.rateConfig,
             await latestPoolStates(sql, chain.chainId, this.next - 1),
           );
+          this.sales = await SaleMemory.fromStore(sql, chain.chainId);
           resync = false;
         }
         if (this.options.untilBlock !== undefined && this.next > this.options.untilBlock) return;
@@ -297,6 +301,7 @@ class ChainIndexer {
           batch,
           previous,
           rates.advance(batch.poolStates),
+          this.sales as SaleMemory,
         );
         await writing;
         writing = this.write(prepared, target);
@@ -384,6 +389,7 @@ class ChainIndexer {
     const undone = await rollbackAfter(this.session, chain.chainId, ancestor);
     this.registry.reset();
     this.rates = new RateBook(this.rateConfig, await latestPoolStates(sql, chain.chainId, ancestor));
+    this.sales = await SaleMemory.fromStore(sql, chain.chainId);
     this.next = ancestor + 1;
     this.lastHash = await storedBlockHash(sql, chain.chainId, ancestor);
     logger.warn(

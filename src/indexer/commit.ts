@@ -15,9 +15,8 @@ import {
 } from "../store/ownership.ts";
 import { poolStateStatements } from "../store/pool-states.ts";
 import {
+  type EncodedSales,
   encodeSales,
-  type LastSales,
-  lastSales,
   latestPunkBids,
   type OpenBid,
   punkBidStatements,
@@ -38,6 +37,7 @@ import {
 import { type FetchedBatch, timeOfBatch } from "./batch.ts";
 import { computeEffects, touchedHolders } from "./effects.ts";
 import type { ContractRegistry } from "./registry.ts";
+import type { SaleMemory } from "./sale-memory.ts";
 import { type PricesAt, tradesOfBatch } from "./trades.ts";
 
 /** Headers kept for reorg detection: more than any reorg the confirmation depths leave room for. */
@@ -50,19 +50,17 @@ export type UnitsAfter = ReadonlyMap<string, bigint>;
 export interface PreparedBatch {
   batch: FetchedBatch;
   unitsAfter: UnitsAfter;
-  /** The parties of the latest sale of each token the batch sold. */
-  lastSalesAfter: LastSales;
   /** The latest bid of each punk the batch's bid events touched. */
   bidsAfter: ReadonlyMap<string, OpenBid>;
   nft: EncodedNftTransfers;
   fungible: EncodedTransfers;
   ownership: EncodedOwnership;
-  sales: ReturnType<typeof encodeSales>;
+  sales: EncodedSales;
   saleBuckets: ReturnType<typeof tradesOfBatch>["buckets"];
 }
 
 /** What a batch carries over to the next one, which may be prepared before it is written. */
-export type Carried = Pick<PreparedBatch, "unitsAfter" | "lastSalesAfter" | "bidsAfter">;
+export type Carried = Pick<PreparedBatch, "unitsAfter" | "bidsAfter">;
 
 /**
  * Works out what a batch changes and encodes it for the store. `previous` holds the units after
@@ -76,18 +74,14 @@ export async function prepareBatch(
   batch: FetchedBatch,
   previous: Carried | undefined,
   pricesAt: PricesAt,
+  saleMemory: SaleMemory,
 ): Promise<PreparedBatch> {
   const pairs = touchedHolders(batch.nft);
   const units = previous?.unitsAfter;
-  const sold = previous?.lastSalesAfter;
   const bids = previous?.bidsAfter;
   const [stored, storedSales, storedBids] = await Promise.all([
     holderUnits(sql, chainId, units ? pairs.filter((p) => !units.has(p.contract + p.holder)) : pairs),
-    lastSales(
-      sql,
-      chainId,
-      soldTokens(batch).filter((t) => !sold?.has(tokenKey(t.contract, t.tokenId))),
-    ),
+    saleMemory.lookup(sql, chainId, soldTokens(batch)),
     latestPunkBids(
       sql,
       chainId,
@@ -96,16 +90,11 @@ export async function prepareBatch(
   ]);
   const timeOf = timeOfBatch(batch);
   const effects = computeEffects(batch.nft, timeOf, (c, h) => units?.get(c + h) ?? stored.get(c + h) ?? 0n);
-  const trades = tradesOfBatch(
-    batch,
-    pricesAt,
-    (key) => sold?.get(key) ?? storedSales.get(key),
-    (key) => bids?.get(key) ?? storedBids.get(key),
-  );
+  const trades = tradesOfBatch(batch, pricesAt, storedSales, (key) => bids?.get(key) ?? storedBids.get(key));
+  saleMemory.remember(trades.lastSalesAfter);
   return {
     batch,
     unitsAfter: new Map(effects.holders.map((h) => [h.contract + h.holder, h.units])),
-    lastSalesAfter: trades.lastSalesAfter,
     bidsAfter: trades.bidsAfter,
     nft: encodeNftTransfers(batch.nft, timeOf),
     fungible: encodeFungibleTransfers(batch.fungible, timeOf),

@@ -1,5 +1,5 @@
 import type { Address } from "../core/hex.ts";
-import { bare, type Queryable, toHex } from "./database.ts";
+import { bare, column, type Queryable, toHex } from "./database.ts";
 import type { Statement } from "./session.ts";
 
 /** A trade as stored: everything a sale row and its payment rows hold, amounts in base units. */
@@ -38,70 +38,126 @@ export interface SaleBucketDelta {
   maxUnitPrice: bigint;
 }
 
+/** Sales and their payments as the columns of the statements that insert them (see `column`). */
+export interface EncodedSales {
+  count: number;
+  sales: Record<(typeof SALE_COLUMNS)[number], string>;
+  payments: Record<(typeof PAYMENT_COLUMNS)[number], string>;
+}
+
+const SALE_COLUMNS = [
+  "c",
+  "id",
+  "b",
+  "li",
+  "sq",
+  "s",
+  "bu",
+  "tx",
+  "ti",
+  "tm",
+  "k",
+  "q",
+  "np",
+  "fp",
+  "tn",
+  "usd",
+  "ab",
+  "m",
+  "f",
+] as const;
+const PAYMENT_COLUMNS = ["c", "b", "li", "sq", "s", "t", "a", "nv"] as const;
+
 /**
- * The rows as JSON: a batch has far fewer sales than transfers, and JSON carries the market's
- * name and the flags, which comma-joined columns could not, with no escaping to get wrong.
+ * Separates a sale's flags inside its column; flags and market labels are the indexer's own words.
+ * A column of one empty value is no value at all to `string_to_table`, and `ROWS FROM` pads it
+ * with NULL: hence the COALESCE and NULLIF around the columns that can be empty.
  */
-export function encodeSales(rows: readonly SaleRow[]): { sales: string; payments: string; count: number } {
-  const sales = rows.map((r) => ({
-    c: bare(r.contract),
-    id: r.tokenId.toString(),
-    b: r.blockNumber,
-    li: r.logIndex,
-    sq: r.seq,
-    s: bare(r.seller),
-    bu: bare(r.buyer),
-    tx: bare(r.txHash),
-    ti: r.txIndex,
-    tm: r.time,
-    k: r.kind,
-    q: r.quantity.toString(),
-    np: r.nativePaid.toString(),
-    fp: r.fungiblePaid.toString(),
-    tn: r.totalNative.toString(),
-    usd: r.totalUsd ?? null,
-    ab: r.attributedBy,
-    m: r.market,
-    f: r.flags,
-  }));
-  const payments = rows.flatMap((r) =>
-    r.payments.map((p) => ({
-      c: bare(r.contract),
-      b: r.blockNumber,
-      li: r.logIndex,
-      sq: r.seq,
-      s: bare(r.seller),
-      t: bare(p.token),
-      a: p.amount.toString(),
-      nv: p.nativeValue === undefined ? null : p.nativeValue.toString(),
-    })),
-  );
-  return { sales: JSON.stringify(sales), payments: JSON.stringify(payments), count: rows.length };
+const FLAG_SEPARATOR = "|";
+
+function label(value: string): string {
+  if (value.includes(",") || value.includes(FLAG_SEPARATOR)) {
+    throw new RangeError(`a sale's label cannot hold "," or "${FLAG_SEPARATOR}": ${value}`);
+  }
+  return value;
+}
+
+export function encodeSales(rows: readonly SaleRow[]): EncodedSales {
+  const paid = rows.flatMap((r) => r.payments.map((p) => ({ r, p })));
+  return {
+    count: rows.length,
+    sales: {
+      c: column(rows.map((r) => bare(r.contract))),
+      id: column(rows.map((r) => r.tokenId)),
+      b: column(rows.map((r) => r.blockNumber)),
+      li: column(rows.map((r) => r.logIndex)),
+      sq: column(rows.map((r) => r.seq)),
+      s: column(rows.map((r) => bare(r.seller))),
+      bu: column(rows.map((r) => bare(r.buyer))),
+      tx: column(rows.map((r) => bare(r.txHash))),
+      ti: column(rows.map((r) => r.txIndex)),
+      tm: column(rows.map((r) => r.time)),
+      k: column(rows.map((r) => r.kind)),
+      q: column(rows.map((r) => r.quantity)),
+      np: column(rows.map((r) => r.nativePaid)),
+      fp: column(rows.map((r) => r.fungiblePaid)),
+      tn: column(rows.map((r) => r.totalNative)),
+      // Empty for no USD value: NULL in the row.
+      usd: column(rows.map((r) => r.totalUsd ?? "")),
+      ab: column(rows.map((r) => label(r.attributedBy))),
+      m: column(rows.map((r) => label(r.market))),
+      f: column(rows.map((r) => r.flags.map(label).join(FLAG_SEPARATOR))),
+    },
+    payments: {
+      c: column(paid.map(({ r }) => bare(r.contract))),
+      b: column(paid.map(({ r }) => r.blockNumber)),
+      li: column(paid.map(({ r }) => r.logIndex)),
+      sq: column(paid.map(({ r }) => r.seq)),
+      s: column(paid.map(({ r }) => bare(r.seller))),
+      t: column(paid.map(({ p }) => bare(p.token))),
+      a: column(paid.map(({ p }) => p.amount)),
+      nv: column(paid.map(({ p }) => (p.nativeValue === undefined ? "" : p.nativeValue))),
+    },
+  };
 }
 
 export function salesStatements(
   sql: Queryable,
   chainId: number,
-  encoded: { sales: string; payments: string; count: number },
+  encoded: EncodedSales,
   buckets: readonly SaleBucketDelta[],
 ): Statement[] {
   if (encoded.count === 0) return [];
+  const e = encoded.sales;
+  const p = encoded.payments;
   const statements: Statement[] = [
     sql`
     INSERT INTO sales (chain_id, contract, token_id, block_number, log_index, seq, seller, buyer, tx_hash, tx_index,
                        block_time, kind, quantity, native_paid, fungible_paid, total_native, total_usd, attributed_by,
                        market, flags)
-    SELECT ${chainId}, decode(c, 'hex'), id::numeric, b, li, sq, decode(s, 'hex'), decode(bu, 'hex'), decode(tx, 'hex'),
-           ti, to_timestamp(tm), k, q::numeric, np::numeric, fp::numeric, tn::numeric, usd::numeric, ab, m, f
-    FROM jsonb_to_recordset(${encoded.sales}::text::jsonb) AS r(c text, id text, b bigint, li integer, sq integer, s text,
-      bu text, tx text, ti integer, tm bigint, k text, q text, np text, fp text, tn text, usd text, ab text, m text,
-      f text[])`,
-    sql`
-    INSERT INTO sale_payments (chain_id, contract, block_number, log_index, seq, seller, token, amount, native_value)
-    SELECT ${chainId}, decode(c, 'hex'), b, li, sq, decode(s, 'hex'), decode(t, 'hex'), a::numeric, nv::numeric
-    FROM jsonb_to_recordset(${encoded.payments}::text::jsonb)
-      AS r(c text, b bigint, li integer, sq integer, s text, t text, a text, nv text)`,
+    SELECT ${chainId}, decode(c, 'hex'), id::numeric, b::bigint, li::integer, sq::integer, decode(s, 'hex'),
+           decode(bu, 'hex'), decode(tx, 'hex'), ti::integer, to_timestamp(tm::bigint), k, q::numeric, np::numeric,
+           fp::numeric, tn::numeric, NULLIF(usd, '')::numeric, ab, COALESCE(m, ''),
+           COALESCE(string_to_array(NULLIF(f, ''), ${FLAG_SEPARATOR}), '{}')
+    FROM ROWS FROM (string_to_table(${e.c}, ','), string_to_table(${e.id}, ','), string_to_table(${e.b}, ','),
+                string_to_table(${e.li}, ','), string_to_table(${e.sq}, ','), string_to_table(${e.s}, ','),
+                string_to_table(${e.bu}, ','), string_to_table(${e.tx}, ','), string_to_table(${e.ti}, ','),
+                string_to_table(${e.tm}, ','), string_to_table(${e.k}, ','), string_to_table(${e.q}, ','),
+                string_to_table(${e.np}, ','), string_to_table(${e.fp}, ','), string_to_table(${e.tn}, ','),
+                string_to_table(${e.usd}, ','), string_to_table(${e.ab}, ','), string_to_table(${e.m}, ','),
+                string_to_table(${e.f}, ','))
+      AS u(c, id, b, li, sq, s, bu, tx, ti, tm, k, q, np, fp, tn, usd, ab, m, f)`,
   ];
+  if (p.c !== "") {
+    statements.push(sql`
+    INSERT INTO sale_payments (chain_id, contract, block_number, log_index, seq, seller, token, amount, native_value)
+    SELECT ${chainId}, decode(c, 'hex'), b::bigint, li::integer, sq::integer, decode(s, 'hex'), decode(t, 'hex'),
+           a::numeric, NULLIF(nv, '')::numeric
+    FROM ROWS FROM (string_to_table(${p.c}, ','), string_to_table(${p.b}, ','), string_to_table(${p.li}, ','),
+                string_to_table(${p.sq}, ','), string_to_table(${p.s}, ','), string_to_table(${p.t}, ','),
+                string_to_table(${p.a}, ','), string_to_table(${p.nv}, ','))
+      AS u(c, b, li, sq, s, t, a, nv)`);
+  }
   if (buckets.length > 0) {
     const json = JSON.stringify(
       buckets.map((k) => ({
@@ -136,7 +192,19 @@ export function tokenKey(contract: Address, tokenId: bigint): string {
   return `${contract}:${tokenId}`;
 }
 
-/** The latest stored sale of each of `tokens`: what tells a wash pair (the buyer sold it to the seller). */
+/** Whether the store holds any sale of the chain. */
+export async function hasSales(sql: Queryable, chainId: number): Promise<boolean> {
+  const [row] = await sql<{ found: boolean }[]>`
+    SELECT EXISTS (SELECT 1 FROM sales WHERE chain_id = ${chainId} AND kind = 'sale') AS found`;
+  return row?.found === true;
+}
+
+/**
+ * The latest stored sale of each of `tokens`: what tells a wash pair (the buyer sold it to the seller).
+ * One index probe per token: the ordering names the token's own columns, so that only the index of
+ * each token's sales serves it, whatever the table's statistics (a hash join over every sale, or a
+ * walk of a whole collection's sales by block, would cost as much as the table is large).
+ */
 export async function lastSales(
   sql: Queryable,
   chainId: number,
@@ -144,15 +212,17 @@ export async function lastSales(
 ): Promise<Map<string, { seller: Address; buyer: Address }>> {
   const found = new Map<string, { seller: Address; buyer: Address }>();
   if (tokens.length === 0) return found;
-  const rows = await sql<{ contract: Uint8Array; token_id: string; seller: Uint8Array; buyer: Uint8Array }[]>`
-    SELECT DISTINCT ON (s.contract, s.token_id) s.contract, s.token_id, s.seller, s.buyer
-    FROM sales s
-    JOIN unnest(${tokens.map((t) => bare(t.contract))}::text[], ${tokens.map((t) => t.tokenId.toString())}::text[])
-      AS u(c, id) ON s.contract = decode(u.c, 'hex') AND s.token_id = u.id::numeric
-    WHERE s.chain_id = ${chainId} AND s.kind = 'sale'
-    ORDER BY s.contract, s.token_id, s.block_number DESC, s.log_index DESC, s.seq DESC`;
+  const rows = await sql<{ c: string; id: string; seller: Uint8Array; buyer: Uint8Array }[]>`
+    SELECT u.c, u.id, l.seller, l.buyer
+    FROM unnest(${tokens.map((t) => bare(t.contract))}::text[], ${tokens.map((t) => t.tokenId.toString())}::text[])
+      AS u(c, id)
+    CROSS JOIN LATERAL (
+      SELECT s.seller, s.buyer FROM sales s
+      WHERE s.chain_id = ${chainId} AND s.kind = 'sale' AND s.contract = decode(u.c, 'hex') AND s.token_id = u.id::numeric
+      ORDER BY s.chain_id DESC, s.contract DESC, s.token_id DESC, s.block_number DESC, s.log_index DESC, s.seq DESC
+      LIMIT 1) l`;
   for (const r of rows) {
-    found.set(tokenKey(toHex(r.contract) as Address, BigInt(r.token_id)), {
+    found.set(tokenKey(`0x${r.c}`, BigInt(r.id)), {
       seller: toHex(r.seller) as Address,
       buyer: toHex(r.buyer) as Address,
     });
@@ -240,15 +310,17 @@ export async function latestPunkBids(
 ): Promise<Map<string, OpenBid>> {
   const found = new Map<string, OpenBid>();
   if (punks.length === 0) return found;
-  const rows = await sql<{ contract: Uint8Array; punk_index: string; bidder: Uint8Array; value: string }[]>`
-    SELECT DISTINCT ON (b.contract, b.punk_index) b.contract, b.punk_index, b.bidder, b.value
-    FROM punk_bids b
-    JOIN unnest(${punks.map((p) => bare(p.contract))}::text[], ${punks.map((p) => p.punkIndex.toString())}::text[])
-      AS u(c, p) ON b.contract = decode(u.c, 'hex') AND b.punk_index = u.p::numeric
-    WHERE b.chain_id = ${chainId}
-    ORDER BY b.contract, b.punk_index, b.block_number DESC, b.log_index DESC`;
+  const rows = await sql<{ c: string; p: string; bidder: Uint8Array; value: string }[]>`
+    SELECT u.c, u.p, l.bidder, l.value
+    FROM unnest(${punks.map((p) => bare(p.contract))}::text[], ${punks.map((p) => p.punkIndex.toString())}::text[])
+      AS u(c, p)
+    CROSS JOIN LATERAL (
+      SELECT b.bidder, b.value FROM punk_bids b
+      WHERE b.chain_id = ${chainId} AND b.contract = decode(u.c, 'hex') AND b.punk_index = u.p::numeric
+      ORDER BY b.block_number DESC, b.log_index DESC
+      LIMIT 1) l`;
   for (const r of rows) {
-    found.set(punkKey(toHex(r.contract) as Address, BigInt(r.punk_index)), {
+    found.set(punkKey(`0x${r.c}`, BigInt(r.p)), {
       bidder: toHex(r.bidder) as Address,
       value: BigInt(r.value),
     });
