@@ -1,7 +1,8 @@
 import type { Address } from "../core/hex.ts";
 import { attributeTransaction, type BidLookup } from "../sales/attribute.ts";
-import { type PriceContext, type PricedTrade, priceTrade } from "../sales/price.ts";
+import { type PriceContext, priceTrade, type TradePrice } from "../sales/price.ts";
 import { saleTransactions } from "../sales/transactions.ts";
+import type { Trade } from "../sales/types.ts";
 import { type OpenBid, punkKey, type SaleBucketDelta, type SaleRow, tokenKey } from "../store/sales.ts";
 import type { FetchedBatch } from "./batch.ts";
 import { bucketStart } from "./effects.ts";
@@ -67,7 +68,7 @@ export function tradesOfBatch(
     const prices = pricesAt(tx.blockNumber);
     bidsUpTo(tx.blockNumber, tx.nft[0]?.logIndex ?? 0);
     for (const trade of attributeTransaction(tx, lookup)) {
-      const priced: PricedTrade = priceTrade(trade, prices);
+      const priced = priceTrade(trade, prices);
       const time = timeOf(trade.blockNumber);
       if (trade.kind === "sale") {
         const key = tokenKey(trade.contract, trade.tokenId);
@@ -76,7 +77,7 @@ export function tradesOfBatch(
           priced.flags.push("wash");
         }
         latest.set(key, { seller: trade.seller, buyer: trade.buyer });
-        addToBucket(buckets, priced, time);
+        addToBucket(buckets, trade, priced, time);
       }
       rows.push({
         contract: trade.contract,
@@ -106,11 +107,16 @@ export function tradesOfBatch(
   return { rows, buckets: [...buckets.values()], lastSalesAfter: latest, bidsAfter: bids };
 }
 
-function addToBucket(buckets: Map<string, SaleBucketDelta>, sale: PricedTrade, time: number): void {
+function addToBucket(
+  buckets: Map<string, SaleBucketDelta>,
+  sale: Trade,
+  price: TradePrice,
+  time: number,
+): void {
   const start = bucketStart(time);
   const key = `${sale.contract}${start}`;
   // Per unit, rounded down to the wei, as the store's rollback works it out again.
-  const unit = sale.quantity > 0n ? sale.totalNative / sale.quantity : sale.totalNative;
+  const unit = sale.quantity > 0n ? price.totalNative / sale.quantity : price.totalNative;
   const bucket = buckets.get(key);
   if (!bucket) {
     buckets.set(key, {
@@ -118,7 +124,7 @@ function addToBucket(buckets: Map<string, SaleBucketDelta>, sale: PricedTrade, t
       start,
       sales: 1,
       units: sale.quantity,
-      volume: sale.totalNative,
+      volume: price.totalNative,
       minUnitPrice: unit,
       maxUnitPrice: unit,
     });
@@ -126,7 +132,7 @@ function addToBucket(buckets: Map<string, SaleBucketDelta>, sale: PricedTrade, t
   }
   bucket.sales++;
   bucket.units += sale.quantity;
-  bucket.volume += sale.totalNative;
+  bucket.volume += price.totalNative;
   if (unit < bucket.minUnitPrice) bucket.minUnitPrice = unit;
   if (unit > bucket.maxUnitPrice) bucket.maxUnitPrice = unit;
 }

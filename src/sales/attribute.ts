@@ -40,18 +40,17 @@ export function attributeTransaction(tx: SaleTransaction, bids: BidLookup = () =
   const priced: Pairing[] = [];
   for (const move of moves) {
     if (move.returned) {
-      trades.push({
-        ...eventOf(move.returned.transfer),
-        kind: "return",
-        seller: move.returned.holder,
-        buyer: move.returned.holder,
-        quantity: move.returned.transfer.amount,
-        native: 0n,
-        fungible: [],
-        attributedBy: "ATTRIBUTED_BY_NO_PAYMENTS",
-        market,
-        priceFromTransactionValue,
-      });
+      const { holder, transfer } = move.returned;
+      trades.push(
+        tradeOf(
+          transfer,
+          "return",
+          { seller: holder, buyer: holder, quantity: transfer.amount },
+          { native: 0n, fungible: [], attributedBy: "ATTRIBUTED_BY_NO_PAYMENTS" },
+          market,
+          priceFromTransactionValue,
+        ),
+      );
     }
     priced.push(...move.pairings);
   }
@@ -94,18 +93,16 @@ export function attributeTransaction(tx: SaleTransaction, bids: BidLookup = () =
         unpaid.push(pairing);
         return;
       }
-      trades.push({
-        ...eventOf(pairing.delivery),
-        kind: isMint ? "mint" : "sale",
-        seller: pairing.seller,
-        buyer: pairing.buyer,
-        quantity: pairing.quantity,
-        native: share.native,
-        fungible: share.fungible,
-        attributedBy,
-        market,
-        priceFromTransactionValue,
-      });
+      trades.push(
+        tradeOf(
+          pairing.delivery,
+          isMint ? "mint" : "sale",
+          pairing,
+          { native: share.native, fungible: share.fungible, attributedBy },
+          market,
+          priceFromTransactionValue,
+        ),
+      );
     });
   }
 
@@ -113,18 +110,16 @@ export function attributeTransaction(tx: SaleTransaction, bids: BidLookup = () =
     if (pairing.seller === ZERO_ADDRESS) continue;
     const price = punkPrice(tx, pairing, bids);
     if (price === undefined || price === 0n) continue;
-    trades.push({
-      ...eventOf(pairing.delivery),
-      kind: "sale",
-      seller: pairing.seller,
-      buyer: pairing.buyer,
-      quantity: pairing.quantity,
-      native: price,
-      fungible: [],
-      attributedBy: "ATTRIBUTED_BY_MARKET_EVENT",
-      market: market || "cryptopunks",
-      priceFromTransactionValue: false,
-    });
+    trades.push(
+      tradeOf(
+        pairing.delivery,
+        "sale",
+        pairing,
+        { native: price, fungible: [], attributedBy: "ATTRIBUTED_BY_MARKET_EVENT" },
+        market || "cryptopunks",
+        false,
+      ),
+    );
   }
 
   return trades.sort((a, b) => a.logIndex - b.logIndex || a.seq - b.seq);
@@ -147,15 +142,32 @@ interface TokenMove {
   returned?: { holder: Address; transfer: NftTransfer };
 }
 
-function eventOf(t: NftTransfer) {
+/** The trade a transfer delivered, its fields set in one order: such objects share one shape. */
+function tradeOf(
+  t: NftTransfer,
+  kind: Trade["kind"],
+  parties: { seller: Address; buyer: Address; quantity: bigint },
+  price: { native: bigint; fungible: readonly TokenAmount[]; attributedBy: AttributedBy },
+  market: string,
+  priceFromTransactionValue: boolean,
+): Trade {
   return {
+    kind,
     contract: t.contract,
     tokenId: t.tokenId,
+    seller: parties.seller,
+    buyer: parties.buyer,
+    quantity: parties.quantity,
     blockNumber: t.blockNumber,
     logIndex: t.logIndex,
     seq: t.seq,
     txHash: t.txHash,
     txIndex: t.txIndex,
+    native: price.native,
+    fungible: price.fungible,
+    attributedBy: price.attributedBy,
+    market,
+    priceFromTransactionValue,
   };
 }
 

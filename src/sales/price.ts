@@ -11,7 +11,8 @@ export interface PricedPayment {
   nativeValue: bigint | undefined;
 }
 
-export interface PricedTrade extends Trade {
+/** What a trade's payment came to. */
+export interface TradePrice {
   payments: PricedPayment[];
   /** The ERC-20 part in wei: the payments that have a rate. */
   fungiblePaid: bigint;
@@ -24,13 +25,14 @@ export interface PricedTrade extends Trade {
 
 /** Digits kept after the point of a USD value: far below a cent, exact to what a rate can say. */
 const USD_DECIMALS = 18n;
+const USD_UNIT = 10n ** USD_DECIMALS;
 
 /**
  * Converts a trade's payment to wei and USD. Conversions round down to the wei (and to 10^-18 USD):
  * a price is never overstated. A token without a rate is kept with its amount, counted as nothing
  * in the totals, and the trade is flagged `unpriced`, so a missing rate never passes for zero.
  */
-export function priceTrade(trade: Trade, prices: PriceContext): PricedTrade {
+export function priceTrade(trade: Trade, prices: PriceContext): TradePrice {
   const flags: string[] = [];
   let fungiblePaid = 0n;
   const payments = trade.fungible.map((p): PricedPayment => {
@@ -47,10 +49,8 @@ export function priceTrade(trade: Trade, prices: PriceContext): PricedTrade {
   const totalNative = trade.native + fungiblePaid;
   const usd = prices.usdPerWei;
   const totalUsd =
-    usd === undefined
-      ? undefined
-      : formatScaled((totalNative * usd.num * 10n ** USD_DECIMALS) / usd.den, USD_DECIMALS);
-  return { ...trade, payments, fungiblePaid, totalNative, totalUsd, flags };
+    usd === undefined ? undefined : formatScaled((totalNative * usd.num * USD_UNIT) / usd.den, USD_DECIMALS);
+  return { payments, fungiblePaid, totalNative, totalUsd, flags };
 }
 
 /** `scaled / 10^decimals` as a plain decimal string without trailing zeros. */
