@@ -22,76 +22,86 @@ export function parseParityBlockTraces(result: unknown, blockNumber: number): Co
   return parseParityBlockTraceData(result, blockNumber).creations;
 }
 
-/** Creations and native movements of a `trace_block` answer (see parseParityBlockTraces). */
+/**
+ * Creations and native movements of a `trace_block` answer (see parseParityBlockTraces), in one
+ * pass: frames come depth-first, so every frame's ancestors, and whether one of them failed, are
+ * known when it is reached.
+ */
 export function parseParityBlockTraceData(result: unknown, blockNumber: number): BlockTraces {
   if (result === null) throw new NotAvailableYetError(`traces of block ${blockNumber} are not available yet`);
   const traces = array(result, `trace_block ${blockNumber} result`);
+  // Failed frames as `tx:path`, and the transactions that have one: most have none, and for those
+  // no frame's ancestry needs looking up.
   const failedPaths = new Set<string>();
-  const senders = new Map<string, Address>();
-  const frames: { tx: Hex; path: readonly number[]; trace: RawObject }[] = [];
+  const failedTxs = new Set<Hex>();
+  const creations: ContractCreation[] = [];
+  const native: NativeTransfer[] = [];
   const calls: TransactionCall[] = [];
   let blockHash: Hex | undefined;
+  let rawBlockHash: unknown;
+  // A transaction's frames are consecutive: its hash is read once.
+  let rawTx: unknown;
+  let tx: Hex | undefined;
+  let txFrom: Address | undefined;
 
   for (let i = 0; i < traces.length; i++) {
     const trace = object(traces[i], `trace ${i} of block ${blockNumber}`);
     if (trace.transactionHash === null || trace.transactionHash === undefined) continue;
-    const tx = hash(trace.transactionHash, `trace ${i} transactionHash`);
+    if (trace.transactionHash !== rawTx) {
+      rawTx = trace.transactionHash;
+      tx = hash(trace.transactionHash, `trace ${i} transactionHash`);
+      txFrom = undefined;
+    }
+    const txHash = tx as Hex;
     const traceBlock = quantity(trace.blockNumber, `trace ${i} blockNumber`);
     if (traceBlock !== blockNumber) {
       throw new MalformedAnswerError(
         `asked for traces of block ${blockNumber}, got a trace of block ${traceBlock}`,
       );
     }
-    const traceHash = hash(trace.blockHash, `trace ${i} blockHash`);
-    if (blockHash !== undefined && traceHash !== blockHash) {
-      throw new MalformedAnswerError(
-        `traces of block ${blockNumber} are of two blocks, ${blockHash} and ${traceHash}`,
-      );
+    if (trace.blockHash !== rawBlockHash) {
+      const traceHash = hash(trace.blockHash, `trace ${i} blockHash`);
+      if (blockHash !== undefined && traceHash !== blockHash) {
+        throw new MalformedAnswerError(
+          `traces of block ${blockNumber} are of two blocks, ${blockHash} and ${traceHash}`,
+        );
+      }
+      blockHash = traceHash;
+      rawBlockHash = trace.blockHash;
     }
-    blockHash = traceHash;
-    const path = array(trace.traceAddress, `trace ${i} traceAddress`).map((step) => {
+    const path = array(trace.traceAddress, `trace ${i} traceAddress`);
+    for (const step of path) {
       if (typeof step !== "number" || !Number.isSafeInteger(step) || step < 0) {
         throw new MalformedAnswerError(`malformed answer: trace ${i} traceAddress holds ${String(step)}`);
       }
-      return step;
-    });
-    if (failed(trace)) failedPaths.add(`${tx}:${path.join(",")}`);
+    }
     if (path.length === 0) {
       const action = object(trace.action, `trace ${i} action`);
-      const from = address(action.from, `trace ${i} action.from`);
-      senders.set(tx, from);
+      txFrom = address(action.from, `trace ${i} action.from`);
       calls.push({
-        txHash: tx,
-        from,
+        txHash,
+        from: txFrom,
         to: trace.type === "create" ? null : address(action.to, `trace ${i} action.to`),
         value: uint256(action.value, `trace ${i} action.value`),
       });
     }
-    frames.push({ tx, path, trace });
-  }
-
-  const creations: ContractCreation[] = [];
-  const native: NativeTransfer[] = [];
-  for (const { tx, path, trace } of frames) {
-    if (trace.type !== "create" && trace.type !== "call" && trace.type !== "suicide") continue;
-    let prefix = `${tx}:`;
-    let reverted = failedPaths.has(prefix);
-    for (let depth = 0; depth < path.length && !reverted; depth++) {
-      prefix += depth === 0 ? `${path[depth]}` : `,${path[depth]}`;
-      reverted = failedPaths.has(prefix);
+    if (failed(trace)) {
+      failedTxs.add(txHash);
+      failedPaths.add(`${txHash}:${path.join(",")}`);
     }
-    if (reverted) continue;
-    const moved = parityMovement(trace, tx);
+    if (trace.type !== "create" && trace.type !== "call" && trace.type !== "suicide") continue;
+    if (failedTxs.has(txHash) && reverted(failedPaths, txHash, path as number[])) continue;
+    const moved = parityMovement(trace, txHash);
     if (moved) native.push(moved);
     if (trace.type !== "create") continue;
-    const txFrom = senders.get(tx);
-    if (!txFrom)
-      throw new MalformedAnswerError(`block ${blockNumber} transaction ${tx} has no top-level trace`);
+    if (!txFrom) {
+      throw new MalformedAnswerError(`block ${blockNumber} transaction ${txHash} has no top-level trace`);
+    }
     creations.push({
       address: address(object(trace.result, "create trace result").address, "create trace result.address"),
       creator: address(object(trace.action, "create trace action").from, "create trace action.from"),
       txFrom,
-      txHash: tx,
+      txHash,
       blockNumber,
       // Every frame kept came with a transaction, so the hash was read.
       blockHash: blockHash as Hex,
@@ -99,6 +109,17 @@ export function parseParityBlockTraceData(result: unknown, blockNumber: number):
   }
   const tracedBlocks = blockHash === undefined ? [] : [{ number: blockNumber, hash: blockHash }];
   return { creations, native, calls, tracedBlocks };
+}
+
+/** Whether the frame at `path`, or one above it, failed. */
+function reverted(failedPaths: ReadonlySet<string>, tx: Hex, path: readonly number[]): boolean {
+  let prefix = `${tx}:`;
+  if (failedPaths.has(prefix)) return true;
+  for (let depth = 0; depth < path.length; depth++) {
+    prefix += depth === 0 ? `${path[depth]}` : `,${path[depth]}`;
+    if (failedPaths.has(prefix)) return true;
+  }
+  return false;
 }
 
 /**
