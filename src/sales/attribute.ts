@@ -29,6 +29,7 @@ export type BidLookup = (contract: Address, punkIndex: bigint, bidder: Address) 
  *    value or, when an accepted bid logs 0, from the bid. A new NFT paid for is a paid mint.
  */
 export function attributeTransaction(tx: SaleTransaction, bids: BidLookup = () => undefined): Trade[] {
+  if (!mayTrade(tx)) return [];
   const moves = tokenMoves(tx.nft);
   if (moves.length === 0) return [];
   const payments = movements(tx);
@@ -123,6 +124,28 @@ export function attributeTransaction(tx: SaleTransaction, bids: BidLookup = () =
   }
 
   return trades.sort((a, b) => a.logIndex - b.logIndex || a.seq - b.seq);
+}
+
+/**
+ * Whether a transaction can hold a trade at all: something was paid, a marketplace logged a trade,
+ * or a token moved more than once (it may have come back). Most transfers of a backfill are
+ * none of these, and are passed over without the work of netting them.
+ */
+function mayTrade(tx: SaleTransaction): boolean {
+  if (tx.fungible.length > 0 || tx.markets.length > 0) return true;
+  if (tx.native ? tx.native.length > 0 : tx.to !== null && tx.value > 0n) return true;
+  if (tx.nft.length < 2) return false;
+  const seen = new Map<Address, Set<bigint>>();
+  for (const t of tx.nft) {
+    let ids = seen.get(t.contract);
+    if (!ids) {
+      ids = new Set();
+      seen.set(t.contract, ids);
+    }
+    if (ids.has(t.tokenId)) return true;
+    ids.add(t.tokenId);
+  }
+  return false;
 }
 
 /** Units of one token going from a seller (or the zero address, for a mint) to a buyer. */
