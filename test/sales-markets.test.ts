@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { encodeAbiParameters, pad, toEventSelector, toHex } from "viem";
-import type { Address, Hex } from "../src/core/hex.ts";
+import { type Address, type Hex, ZERO_ADDRESS as ZERO } from "../src/core/hex.ts";
 import type { ChainLog } from "../src/core/types.ts";
 import * as markets from "../src/sales/markets.ts";
 import { decodeMarketEvent, decodePunkBid, MARKET_TOPICS, PUNK_BID_TOPICS } from "../src/sales/markets.ts";
@@ -114,12 +114,123 @@ describe("decodeMarketEvent", () => {
       [[markets.WYVERN_ORDERS_MATCHED, topic(ALICE), topic(BOB), pad("0x0")], words(3), "wyvern"],
     ];
     for (const [topics, data, market] of cases) {
+      const event = decodeMarketEvent(log(topics, data));
       assert.deepEqual(
-        decodeMarketEvent(log(topics, data)),
+        { market: event?.market, contract: event?.contract, logIndex: event?.logIndex },
         { market, contract: EXCHANGE, logIndex: 7 },
         market,
       );
     }
+  });
+
+  const seaportOrder = (
+    offer: [number, Address, bigint, bigint][],
+    consideration: [number, Address, bigint, bigint, Address][],
+  ) =>
+    encodeAbiParameters(
+      [
+        { type: "bytes32" },
+        { type: "address" },
+        {
+          type: "tuple[]",
+          components: [{ type: "uint8" }, { type: "address" }, { type: "uint256" }, { type: "uint256" }],
+        },
+        {
+          type: "tuple[]",
+          components: [
+            { type: "uint8" },
+            { type: "address" },
+            { type: "uint256" },
+            { type: "uint256" },
+            { type: "address" },
+          ],
+        },
+      ],
+      [pad("0xab"), BOB, offer, consideration],
+    );
+  const listingOf = (topics: Hex[], data: Hex) => decodeMarketEvent(log(topics, data))?.listing;
+  const SEAPORT_TOPICS = [markets.SEAPORT_ORDER_FULFILLED, topic(ALICE), topic(BOB)];
+  const NFT = "0x00000000000000000000000000000000000000c1" as Address;
+  const WETH = "0x00000000000000000000000000000000000000e1" as Address;
+  const FEES = "0x00000000000000000000000000000000000000fe" as Address;
+
+  test("a Seaport listing of one NFT is priced at its whole consideration, fees and royalties included", () => {
+    const data = seaportOrder(
+      [[2, NFT, 5n, 1n]],
+      [
+        [0, ZERO, 0n, 900n, ALICE],
+        [0, ZERO, 0n, 25n, FEES],
+        [0, ZERO, 0n, 75n, FEES],
+      ],
+    );
+    assert.deepEqual(listingOf(SEAPORT_TOPICS, data), { contract: NFT, tokenId: 5n, price: 1000n });
+  });
+
+  test("a Seaport offer for one NFT is priced at what it offered", () => {
+    const data = seaportOrder(
+      [[1, WETH, 0n, 2000n]],
+      [
+        [2, NFT, 9n, 1n, BOB],
+        [1, WETH, 0n, 50n, FEES],
+      ],
+    );
+    assert.deepEqual(listingOf(SEAPORT_TOPICS, data), { contract: NFT, tokenId: 9n, price: 2000n });
+  });
+
+  test("a Seaport order of several NFTs, several units, or mixed currencies states no one NFT's price", () => {
+    const orders = [
+      seaportOrder(
+        [
+          [2, NFT, 5n, 1n],
+          [2, NFT, 6n, 1n],
+        ],
+        [[0, ZERO, 0n, 900n, ALICE]],
+      ),
+      seaportOrder([[3, NFT, 5n, 2n]], [[0, ZERO, 0n, 900n, ALICE]]),
+      seaportOrder(
+        [[2, NFT, 5n, 1n]],
+        [
+          [0, ZERO, 0n, 900n, ALICE],
+          [1, WETH, 0n, 100n, FEES],
+        ],
+      ),
+      seaportOrder([[2, NFT, 5n, 1n]], [[2, NFT, 6n, 1n, ALICE]]),
+    ];
+    for (const data of orders) assert.equal(listingOf(SEAPORT_TOPICS, data), undefined);
+  });
+
+  test("Blur's packed executions give the token id and price packed beside the trader and collection", () => {
+    const packed = (tokenId: bigint, listingIndex: bigint, price: bigint) =>
+      `0x${word(0xabn)}${word((tokenId << 168n) | (listingIndex << 160n) | BigInt(ALICE))}${word((price << 160n) | BigInt(NFT))}` as Hex;
+    const price = 95n * 10n ** 15n;
+    assert.deepEqual(listingOf([markets.BLUR_EXECUTION_721_PACKED], packed(599n, 3n, price)), {
+      contract: NFT,
+      tokenId: 599n,
+      price,
+    });
+    const withFee = `${packed(1772n, 0n, price)}${word(0x32n)}` as Hex;
+    for (const topic0 of [
+      markets.BLUR_EXECUTION_721_MAKER_FEE_PACKED,
+      markets.BLUR_EXECUTION_721_TAKER_FEE_PACKED,
+    ]) {
+      assert.deepEqual(listingOf([topic0], withFee), { contract: NFT, tokenId: 1772n, price });
+    }
+  });
+
+  test("Blur's full execution and LooksRare's taker events of one unit give its price", () => {
+    const blur = (amount: bigint) =>
+      `0x${[ALICE, 42n, amount, NFT, 0n, 0xabn, 0n, 7000n, 0n, 0n, 0n, 0n, 0n, 0n, 0n].map((v) => word(BigInt(v))).join("")}` as Hex;
+    assert.deepEqual(listingOf([markets.BLUR_EXECUTION], blur(1n)), {
+      contract: NFT,
+      tokenId: 42n,
+      price: 7000n,
+    });
+    assert.equal(listingOf([markets.BLUR_EXECUTION], blur(2n)), undefined);
+    const looks = (amount: bigint) =>
+      `0x${[0xabn, 1n, WETH, NFT, 43n, amount, 8000n].map((v) => word(BigInt(v))).join("")}` as Hex;
+    const topics = [markets.LOOKSRARE_TAKER_ASK, topic(ALICE), topic(BOB), topic(EXCHANGE)];
+    assert.deepEqual(listingOf(topics, looks(1n)), { contract: NFT, tokenId: 43n, price: 8000n });
+    assert.equal(listingOf(topics, looks(3n)), undefined);
   });
 
   test("a PunkBought gives the punk, its stated value and its parties", () => {

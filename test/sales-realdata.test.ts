@@ -73,39 +73,38 @@ describe("Blur v2 transactions with receipt and trace (3loop)", () => {
     assert.deepEqual(trades, []);
   });
 
-  test("takeAsk: three listings bought with the 0.285 ETH the transaction sent", options, () => {
-    const { transaction, sales, trades } = blur(
-      "0x9ed41e3d626605673c282dc8a0f7429e7abcab112d6529b0c77ee43954202cab",
-    );
-    assert.equal(transaction.value, 285n * 10n ** 15n);
-    assert.equal(sales[0]?.markets.length, 3, "one Blur execution event per listing");
-    assert.equal(trades.length, 3);
-    assert.equal(sum(trades.map((t) => t.native)), transaction.value);
-    const buyer: Address = "0x22b81a596d3a1f727801bac52fc1b6c258765f48";
-    const sellers: Record<string, Address> = {
-      "1772": "0x928c2909847b884ba5dd473568de6382b028f7b8",
-      "599": "0x906a43ef2107ac308335a3809f07baa9644d46f6",
-      "755": "0x928c2909847b884ba5dd473568de6382b028f7b8",
-    };
-    for (const t of trades) {
-      assert.equal(t.kind, "sale");
-      assert.equal(t.market, "blur");
-      assert.equal(t.buyer, buyer);
-      assert.equal(t.seller, sellers[t.tokenId.toString()]);
-      assert.notEqual(t.seller, BLUR_V2);
-      assert.deepEqual(t.fungible, []);
-      assert.equal(t.attributedBy, "ATTRIBUTED_BY_SELLER_PROCEEDS");
-      // Each listed at 0.095 ETH; the seller of 599 paid no royalty and netted all of it, the other
-      // netted 0.094525 per NFT. Royalties are paid after all sellers, to no seller in particular,
-      // so the split can only follow what each seller netted: no share is below that.
-      assert.ok(
-        t.native >= (t.tokenId === 599n ? 95n * 10n ** 15n : 94_525n * 10n ** 12n),
-        `${t.tokenId}: ${t.native}`,
+  test(
+    "takeAsk: three listings bought with the 0.285 ETH the transaction sent, each at its listed 0.095",
+    options,
+    () => {
+      const { transaction, sales, trades } = blur(
+        "0x9ed41e3d626605673c282dc8a0f7429e7abcab112d6529b0c77ee43954202cab",
       );
-    }
-    const [a, , b] = trades;
-    assert.ok(a && b && (a.native - b.native) ** 2n <= 1n, "one seller's two NFTs share its proceeds evenly");
-  });
+      assert.equal(transaction.value, 285n * 10n ** 15n);
+      assert.equal(sales[0]?.markets.length, 3, "one Blur execution event per listing");
+      assert.equal(trades.length, 3);
+      assert.equal(sum(trades.map((t) => t.native)), transaction.value);
+      const buyer: Address = "0x22b81a596d3a1f727801bac52fc1b6c258765f48";
+      const sellers: Record<string, Address> = {
+        "1772": "0x928c2909847b884ba5dd473568de6382b028f7b8",
+        "599": "0x906a43ef2107ac308335a3809f07baa9644d46f6",
+        "755": "0x928c2909847b884ba5dd473568de6382b028f7b8",
+      };
+      for (const t of trades) {
+        assert.equal(t.kind, "sale");
+        assert.equal(t.market, "blur");
+        assert.equal(t.buyer, buyer);
+        assert.equal(t.seller, sellers[t.tokenId.toString()]);
+        assert.notEqual(t.seller, BLUR_V2);
+        assert.deepEqual(t.fungible, []);
+        // Each listed at 0.095 ETH, as Blur's execution events state. The movements alone cannot
+        // tell it: the seller of 599 paid no royalty and netted all of it, the other netted 0.094525
+        // per NFT, and the royalties are paid after all sellers, to no seller in particular.
+        assert.equal(t.attributedBy, "ATTRIBUTED_BY_MARKET_EVENT");
+        assert.equal(t.native, 95n * 10n ** 15n, t.tokenId.toString());
+      }
+    },
+  );
 
   test("takeBidSingle: the sender's NFT goes to the bidder for 0.44 in Blur Pool", options, () => {
     const { transaction, trades } = blur(

@@ -80,8 +80,14 @@ export function attributeTransaction(tx: SaleTransaction, bids: BidLookup = () =
   }
 
   for (const [payer, group] of groups) {
-    const shares = splitPayment(paidBy(flows, payer), group.pairings, flows, payments);
-    const attributedBy = attributionOf(group.pairings, group.forOther);
+    const paid = paidBy(flows, payer);
+    const listed = paid.size === 1 ? listedPrices(tx.markets, group.pairings) : undefined;
+    const shares = listed
+      ? splitByListing(paid, listed)
+      : splitPayment(paid, group.pairings, flows, payments);
+    const attributedBy = listed
+      ? "ATTRIBUTED_BY_MARKET_EVENT"
+      : attributionOf(group.pairings, group.forOther);
     group.pairings.forEach((pairing, i) => {
       const share = shares[i] ?? { native: 0n, fungible: [] };
       const isMint = pairing.seller === ZERO_ADDRESS;
@@ -369,6 +375,43 @@ function splitPayment(
     });
   }
   return shares;
+}
+
+/**
+ * The listed price of each of several NFTs bought together, when the marketplace's events state one
+ * for each (one unit each, one listing per token): the exact proportions to split their payment in,
+ * which the movements cannot always give (a sweep that pays every royalty after all its sellers).
+ */
+function listedPrices(
+  markets: SaleTransaction["markets"],
+  pairings: readonly Pairing[],
+): bigint[] | undefined {
+  if (pairings.length < 2) return undefined;
+  const prices = new Map<string, bigint | null>();
+  for (const event of markets) {
+    const listing = event.listing;
+    if (!listing) continue;
+    const key = `${listing.contract}:${listing.tokenId}`;
+    // A token listed twice in one transaction (bought and sold on) is ambiguous.
+    prices.set(key, prices.has(key) ? null : listing.price);
+  }
+  const listed: bigint[] = [];
+  for (const p of pairings) {
+    const price = prices.get(`${p.contract}:${p.tokenId}`);
+    if (price === undefined || price === null || price === 0n || p.quantity !== 1n) return undefined;
+    listed.push(price);
+  }
+  return listed;
+}
+
+/** Splits a payment in one currency over NFTs in proportion to their listed prices. */
+function splitByListing(paid: Map<string, bigint>, listed: readonly bigint[]): Share[] {
+  const [currency, amount] = [...paid][0] as [string, bigint];
+  return splitProportionally(amount, listed).map((part) =>
+    currency === NATIVE
+      ? { native: part, fungible: [] }
+      : { native: 0n, fungible: part > 0n ? [{ token: currency as Address, amount: part }] : [] },
+  );
 }
 
 /**

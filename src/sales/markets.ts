@@ -1,6 +1,6 @@
 import { type Address, type Hex, hexToBigInt, wordToAddress } from "../core/hex.ts";
 import type { ChainLog } from "../core/types.ts";
-import type { MarketEvent, PunkBid } from "./types.ts";
+import type { Listing, MarketEvent, PunkBid } from "./types.ts";
 
 /*
  * Topic0 of the marketplace events a sale is labelled from. Spelled out so that reading them needs
@@ -105,6 +105,8 @@ export function decodeMarketEvent(log: ChainLog): MarketEvent | undefined {
   const layout = LAYOUTS.get(topic0.toLowerCase() as Hex);
   if (!layout || !fits(log, layout.topics, layout.bytes, layout.dynamic)) return undefined;
   const event: MarketEvent = { market: layout.market, contract: log.address, logIndex: log.logIndex };
+  const listing = listingOf(topic0.toLowerCase() as Hex, log.data);
+  if (listing && listing.price > 0n) event.listing = listing;
   if (layout.market === "cryptopunks") {
     const [, index, from, to] = log.topics as [Hex, Hex, Hex, Hex];
     event.punk = {
@@ -115,6 +117,127 @@ export function decodeMarketEvent(log: ChainLog): MarketEvent | undefined {
     };
   }
   return event;
+}
+
+const MASK_160 = (1n << 160n) - 1n;
+const MASK_88 = (1n << 88n) - 1n;
+
+/** Word `i` of a log's data (checked by `fits` to be whole words), as an unsigned integer. */
+function wordAt(data: Hex, i: number): bigint | undefined {
+  const start = 2 + i * 64;
+  if (data.length < start + 64) return undefined;
+  return BigInt(`0x${data.slice(start, start + 64)}`);
+}
+
+function addressOf(word: bigint): Address {
+  return `0x${(word & MASK_160).toString(16).padStart(40, "0")}` as Address;
+}
+
+/**
+ * The NFT and full price an order event states, for the events that state them for one NFT:
+ * Blur v2's packed executions (token id in the top 11 bytes of the second word, above the listing
+ * index and the trader; the price in the 11 bytes above the collection in the third), Blur v2's
+ * `Execution` of one unit, LooksRare v1's `TakerAsk`/`TakerBid` of one unit, and a Seaport order
+ * that traded one NFT for payments in one currency.
+ */
+function listingOf(topic0: Hex, data: Hex): Listing | undefined {
+  switch (topic0) {
+    case BLUR_EXECUTION_721_PACKED:
+    case BLUR_EXECUTION_721_TAKER_FEE_PACKED:
+    case BLUR_EXECUTION_721_MAKER_FEE_PACKED: {
+      const trader = wordAt(data, 1);
+      const collection = wordAt(data, 2);
+      if (trader === undefined || collection === undefined) return undefined;
+      return {
+        contract: addressOf(collection),
+        tokenId: trader >> 168n,
+        price: (collection >> 160n) & MASK_88,
+      };
+    }
+    case BLUR_EXECUTION: {
+      // Transfer(trader, id, amount, collection, assetType), orderHash, listingIndex, price, ...
+      if (wordAt(data, 2) !== 1n) return undefined;
+      const [id, collection, price] = [wordAt(data, 1), wordAt(data, 3), wordAt(data, 7)];
+      if (id === undefined || collection === undefined || price === undefined) return undefined;
+      return { contract: addressOf(collection), tokenId: id, price };
+    }
+    case LOOKSRARE_TAKER_ASK:
+    case LOOKSRARE_TAKER_BID: {
+      // orderHash, orderNonce, currency, collection, tokenId, amount, price
+      if (wordAt(data, 5) !== 1n) return undefined;
+      const [collection, id, price] = [wordAt(data, 3), wordAt(data, 4), wordAt(data, 6)];
+      if (id === undefined || collection === undefined || price === undefined) return undefined;
+      return { contract: addressOf(collection), tokenId: id, price };
+    }
+    case SEAPORT_ORDER_FULFILLED:
+      return seaportListing(data);
+    default:
+      return undefined;
+  }
+}
+
+/** Seaport's item types: 0 native, 1 ERC-20, 2 ERC-721, 3 ERC-1155, 4 and 5 their criteria forms. */
+const NATIVE_ITEM = 0n;
+const ERC20_ITEM = 1n;
+const MAX_ITEMS = 256;
+
+interface SeaportItem {
+  itemType: bigint;
+  token: Address;
+  identifier: bigint;
+  amount: bigint;
+}
+
+/** An array of `width`-word items at the byte offset stored in word `at`, or undefined if it does not fit. */
+function seaportItems(data: Hex, at: number, width: number): SeaportItem[] | undefined {
+  const offset = wordAt(data, at);
+  if (offset === undefined || offset % 32n !== 0n || offset > BigInt(data.length)) return undefined;
+  const head = Number(offset / 32n);
+  const length = wordAt(data, head);
+  if (length === undefined || length > BigInt(MAX_ITEMS)) return undefined;
+  const items: SeaportItem[] = [];
+  for (let i = 0; i < Number(length); i++) {
+    const base = head + 1 + i * width;
+    const [itemType, token, identifier, amount] = [0, 1, 2, 3].map((k) => wordAt(data, base + k));
+    if (itemType === undefined || token === undefined || identifier === undefined || amount === undefined) {
+      return undefined;
+    }
+    if (token > MASK_160 || itemType > 5n) return undefined;
+    items.push({ itemType, token: addressOf(token), identifier, amount });
+  }
+  return items;
+}
+
+/**
+ * A Seaport order of one NFT (one unit) against payments in one currency: a listing, whose
+ * consideration (seller, fees, royalties) is its price, or an offer, whose offered amount is.
+ */
+function seaportListing(data: Hex): Listing | undefined {
+  // orderHash, recipient, offer (SpentItem: 4 words), consideration (ReceivedItem: 5 words)
+  const offer = seaportItems(data, 2, 4);
+  const consideration = seaportItems(data, 3, 5);
+  if (!offer || !consideration) return undefined;
+  const isPayment = (item: SeaportItem) => item.itemType === NATIVE_ITEM || item.itemType === ERC20_ITEM;
+  // One unit of one NFT, and nothing else.
+  const single = (items: SeaportItem[]) =>
+    items.length === 1 && items[0] && !isPayment(items[0]) && items[0].amount === 1n ? items[0] : undefined;
+  // Every item a payment, all in one currency: their sum.
+  const priceOf = (items: SeaportItem[]) => {
+    const currency = items[0]?.token;
+    if (items.length === 0 || items.some((item) => !isPayment(item) || item.token !== currency))
+      return undefined;
+    return items.reduce((sum, item) => sum + item.amount, 0n);
+  };
+  const listed = single(offer);
+  if (listed) {
+    const price = priceOf(consideration);
+    return price ? { contract: listed.token, tokenId: listed.identifier, price } : undefined;
+  }
+  const wanted = consideration.filter((item) => !isPayment(item));
+  const bought = wanted.length === 1 && wanted[0]?.amount === 1n ? wanted[0] : undefined;
+  if (!bought) return undefined;
+  const price = priceOf(offer);
+  return price ? { contract: bought.token, tokenId: bought.identifier, price } : undefined;
 }
 
 /** A CryptoPunks bid event: an entered bid with its value, or a withdrawn one (value 0). */

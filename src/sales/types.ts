@@ -3,7 +3,17 @@ import type { FungibleTransfer, NativeTransfer, NftTransfer } from "../core/type
 
 export type { NativeTransfer };
 
-/** A marketplace's own record of a trade, used to label the sale and, for CryptoPunks, to price it. */
+/** One NFT an order sold, at the full price its order states (before fees, in the order's currency). */
+export interface Listing {
+  contract: Address;
+  tokenId: bigint;
+  price: bigint;
+}
+
+/**
+ * A marketplace's own record of a trade, used to label the sale, to split a payment for several
+ * NFTs by their listed prices, and, for CryptoPunks, to price it.
+ */
 export interface MarketEvent {
   /** The marketplace, as named in the label table (`seaport`, `blur`, `cryptopunks`, …). */
   market: string;
@@ -12,6 +22,8 @@ export interface MarketEvent {
   logIndex: number;
   /** For CryptoPunks' `PunkBought`: the punk, the value it states, and its parties. */
   punk?: { index: bigint; value: bigint; from: Address; to: Address };
+  /** The NFT the order sold and its price, where the event states both for a single NFT. */
+  listing?: Listing;
 }
 
 /** An open CryptoPunks bid, known from its `PunkBidEntered`: what an accepted bid is paid. */
