@@ -42,12 +42,12 @@ export class TradingPlanner {
       { weight: 4, run: (t) => this.seaportBuy(t) },
       { weight: 2.5, run: (t) => this.seaportOffer(t) },
       { weight: 2.5, run: (t) => this.seaportAcceptOffer(t) },
-      { weight: 1, run: (t) => this.seaportSweep(t) },
-      { weight: 3, run: (t) => this.escrowList(t) },
-      { weight: 2.5, run: (t) => this.escrowBuy(t) },
-      { weight: 1, run: (t) => this.escrowSweep(t) },
+      { weight: 1.5, run: (t) => this.seaportSweep(t) },
+      { weight: 4, run: (t) => this.escrowList(t) },
+      { weight: 2, run: (t) => this.escrowBuy(t) },
+      { weight: 1.5, run: (t) => this.escrowSweep(t) },
       { weight: 2, run: (t) => this.deal(t) },
-      { weight: 1, run: (t) => this.washBack(t) },
+      { weight: 2, run: (t) => this.washBack(t) },
       { weight: 1.5, run: () => this.paidMint() },
       { weight: 2.5, run: () => this.poolSwap() },
     ];
@@ -467,7 +467,7 @@ export class TradingPlanner {
     this.setOwner(token.c, token.id, buyer);
     this.counts.dealSales++;
     // Some deals are the first leg of a wash pair: the buyer sells it straight back, later.
-    if (!inDollars && this.prng.chance(0.3)) {
+    if (!inDollars && this.prng.chance(0.5)) {
       trading.washLegs.push({ key: token.c.key, id: token.id, seller: token.owner, buyer, price });
     }
     return this.settle(token.c, token.id, token.owner, buyer, currency, price);
