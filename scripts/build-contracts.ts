@@ -1,9 +1,12 @@
 /**
- * Compiles contracts/src/*.sol with solc-js into contracts/artifacts/<ContractName>.json.
+ * Compiles contracts/src/*.sol with solc-js into contracts/artifacts/<ContractName>.json, and
+ * copies beside them the contracts whose real bytecode comes from npm packages (Seaport 1.6 and
+ * its conduit controller, the canonical WETH9, Uniswap V2's factory and pair).
  *
  * The output is byte-for-byte reproducible: fixed compiler (the pinned `solc` package), fixed
  * settings, source units named by repository-relative paths, and no metadata hash appended to the
- * bytecode (its IPFS hash would change with any comment or path difference).
+ * bytecode (its IPFS hash would change with any comment or path difference); the packages are
+ * pinned to exact versions.
  */
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -15,7 +18,8 @@ export interface BuiltArtifact {
   contractName: string;
   abi: unknown[];
   bytecode: `0x${string}`;
-  deployedBytecode: `0x${string}`;
+  /** null where the package ships creation code only. */
+  deployedBytecode: `0x${string}` | null;
 }
 
 interface SolcOutputContract {
@@ -114,6 +118,96 @@ export function compileContracts(): BuiltArtifact[] {
   return artifacts.sort((a, b) => (a.contractName < b.contractName ? -1 : 1));
 }
 
+/** A contract copied from an npm package: where its artifact is, and how to read it. */
+interface PackagedContract {
+  contractName: string;
+  /** Resolved with require, from this repository. */
+  module: string;
+  read: (module: unknown) => { abi: unknown; bytecode: unknown; deployedBytecode?: unknown };
+}
+
+interface TypechainFactory {
+  abi: unknown;
+  bytecode: unknown;
+}
+interface TruffleArtifact {
+  abi: unknown;
+  bytecode: unknown;
+  deployedBytecode: unknown;
+}
+interface WaffleArtifact {
+  abi: unknown;
+  evm: { bytecode: { object: unknown }; deployedBytecode: { object: unknown } };
+}
+
+const SEAPORT_FACTORIES = "@opensea/seaport-js/lib/typechain-types/factories/seaport/contracts";
+
+const waffle = (module: unknown) => {
+  const artifact = module as WaffleArtifact;
+  return {
+    abi: artifact.abi,
+    bytecode: artifact.evm.bytecode.object,
+    deployedBytecode: artifact.evm.deployedBytecode.object,
+  };
+};
+
+/** The contracts taken from npm packages as they were built and deployed by their authors. */
+export const PACKAGED_CONTRACTS: readonly PackagedContract[] = [
+  {
+    // Seaport 1.6; its constructor takes the conduit controller's address. The typechain factory
+    // holds the creation code only.
+    contractName: "Seaport",
+    module: `${SEAPORT_FACTORIES}/Seaport__factory.js`,
+    read: (module) => (module as { Seaport__factory: TypechainFactory }).Seaport__factory,
+  },
+  {
+    contractName: "LocalConduitController",
+    module: `${SEAPORT_FACTORIES}/conduit/ConduitController.sol/LocalConduitController__factory.js`,
+    read: (module) =>
+      (module as { LocalConduitController__factory: TypechainFactory }).LocalConduitController__factory,
+  },
+  {
+    // The WETH9 deployed on Ethereum (solc 0.4); named apart from contracts/src/WETH9.sol.
+    contractName: "CanonicalWETH9",
+    module: "canonical-weth/build/contracts/WETH9.json",
+    read: (module) => module as TruffleArtifact,
+  },
+  { contractName: "UniswapV2Factory", module: "@uniswap/v2-core/build/UniswapV2Factory.json", read: waffle },
+  { contractName: "UniswapV2Pair", module: "@uniswap/v2-core/build/UniswapV2Pair.json", read: waffle },
+];
+
+function hexOf(value: unknown, what: string): `0x${string}` {
+  if (typeof value !== "string") throw new Error(`${what} is not a string`);
+  const hex = (value.startsWith("0x") ? value : `0x${value}`).toLowerCase();
+  if (!/^0x(?:[0-9a-f]{2})+$/.test(hex)) throw new Error(`${what} is not hex bytecode`);
+  return hex as `0x${string}`;
+}
+
+/** Reads the packaged contracts' abi and bytecode, sorted by name. */
+export function packagedArtifacts(): BuiltArtifact[] {
+  return PACKAGED_CONTRACTS.map(({ contractName, module, read }) => {
+    const found = read(require(module));
+    if (!Array.isArray(found.abi)) throw new Error(`${module}: no abi`);
+    return {
+      contractName,
+      abi: found.abi,
+      bytecode: hexOf(found.bytecode, `${module} bytecode`),
+      deployedBytecode:
+        found.deployedBytecode === undefined
+          ? null
+          : hexOf(found.deployedBytecode, `${module} deployed bytecode`),
+    };
+  }).sort((a, b) => (a.contractName < b.contractName ? -1 : 1));
+}
+
+/** Every artifact: the compiled ones and the packaged ones, sorted by name. */
+export function buildArtifacts(): BuiltArtifact[] {
+  const all = [...compileContracts(), ...packagedArtifacts()];
+  const names = new Set(all.map((a) => a.contractName));
+  if (names.size !== all.length) throw new Error("a packaged contract has the name of a compiled one");
+  return all.sort((a, b) => (a.contractName < b.contractName ? -1 : 1));
+}
+
 export function serializeArtifact(artifact: BuiltArtifact): string {
   return `${JSON.stringify(artifact, null, 2)}\n`;
 }
@@ -135,7 +229,7 @@ export function writeArtifacts(artifacts: readonly BuiltArtifact[], dir = ARTIFA
 
 function main(): void {
   const started = performance.now();
-  const artifacts = compileContracts();
+  const artifacts = buildArtifacts();
   const files = writeArtifacts(artifacts);
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
   for (const file of files) process.stdout.write(`wrote ${relative(REPO_ROOT, file)}\n`);

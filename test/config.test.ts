@@ -137,3 +137,44 @@ test("native-pegged tokens are taken per chain, lower-cased, and refused unless 
     /ethereum native-pegged tokens: must be 0x addresses/,
   );
 });
+
+test("rate pools and dollar tokens are taken per chain, from flags or the environment, and checked", () => {
+  const pool = "0xB4e16d0168e52d35CaCD2c6185b44281Ec28C9Dc";
+  const config = parseConfig(
+    {
+      chain: ["dev=http://127.0.0.1:8545", "ethereum=http://127.0.0.1:8546"],
+      chainId: ["dev=31337"],
+      nativeSymbol: ["dev=ETH"],
+      ratePools: [`dev=v2:${pool}, v3:0x00000000000000000000000000000000000000f3`],
+      usdTokens: ["dev=0x00000000000000000000000000000000000000F4"],
+    },
+    {},
+  );
+  const [dev, ethereum] = config.chains;
+  assert.deepEqual(dev?.ratePools, [
+    { kind: "v2", address: pool.toLowerCase() },
+    { kind: "v3", address: "0x00000000000000000000000000000000000000f3" },
+  ]);
+  assert.deepEqual(dev?.usdTokens, ["0x00000000000000000000000000000000000000f4"]);
+  // Not given: the indexer takes the chain's presets.
+  assert.equal(ethereum?.ratePools, undefined);
+  assert.equal(ethereum?.usdTokens, undefined);
+
+  const fromEnv = parseConfig(
+    { chain: ["ethereum=http://127.0.0.1:8545"] },
+    { MINTLENS_ETHEREUM_RATE_POOLS: "", MINTLENS_ETHEREUM_USD_TOKENS: pool },
+  );
+  assert.deepEqual(fromEnv.chains[0]?.ratePools, [], "an empty list: no pools at all");
+  assert.deepEqual(fromEnv.chains[0]?.usdTokens, [pool.toLowerCase()]);
+
+  const found = problems(() =>
+    parseConfig(
+      { chain: ["ethereum=http://127.0.0.1:8545"], ratePools: [`v4:${pool}`], usdTokens: ["usdc"] },
+      {},
+    ),
+  );
+  assert.deepEqual(found, [
+    "ethereum rate pools: must be v2:0x… or v3:0x… pools, comma-separated",
+    "ethereum usd tokens: must be 0x addresses, comma-separated",
+  ]);
+});

@@ -13,7 +13,12 @@ import {
   stringToHex,
   type TransactionReceipt,
 } from "viem";
-import { ARTIFACTS_DIR, compileContracts, serializeArtifact } from "../scripts/build-contracts.ts";
+import {
+  ARTIFACTS_DIR,
+  buildArtifacts,
+  PACKAGED_CONTRACTS,
+  serializeArtifact,
+} from "../scripts/build-contracts.ts";
 import { createChainClient } from "../src/chain/client.ts";
 import { type Address, type Hex, ZERO_ADDRESS } from "../src/core/hex.ts";
 import { type Anvil, startAnvil } from "../src/devchain/anvil.ts";
@@ -50,8 +55,9 @@ function decode(name: ContractName, log: Log): { eventName: string; args: Record
 }
 
 describe("contract artifacts", () => {
-  test("rebuilding from contracts/src reproduces the committed artifacts byte for byte", () => {
-    const built = compileContracts();
+  test("rebuilding from contracts/src and the packages reproduces the committed artifacts byte for byte", () => {
+    const built = buildArtifacts();
+    const packaged = new Set(PACKAGED_CONTRACTS.map((p) => p.contractName));
     assert.deepEqual(
       built.map((a) => a.contractName),
       [...CONTRACT_NAMES],
@@ -74,7 +80,9 @@ describe("contract artifacts", () => {
       assert.equal(loaded.bytecode, artifact.bytecode);
       assert.equal(loaded.deployedBytecode, artifact.deployedBytecode);
       // No metadata hash to vary: the CBOR trailer holds only the compiler version.
-      assert.match(artifact.deployedBytecode, /a164736f6c6343[0-9a-f]{6}000a$/);
+      if (!packaged.has(artifact.contractName)) {
+        assert.match(artifact.deployedBytecode ?? "", /a164736f6c6343[0-9a-f]{6}000a$/);
+      }
     }
   });
 });
@@ -109,6 +117,7 @@ describe("contracts on anvil", () => {
   test("every contract deploys and its runtime code is the artifact's", async () => {
     const args: Record<ContractName, unknown[]> = {
       BidMarket: [alice, 250],
+      CanonicalWETH9: [],
       CollectionFactory: [],
       CreationFlood: [],
       CryptoPunksMarket: [10000n],
@@ -117,11 +126,14 @@ describe("contracts on anvil", () => {
       EventForge: [],
       FlashLender: [],
       LegacyERC721: ["Kitties", "CK"],
+      LocalConduitController: [],
       MevRelay: [],
       NftSwap: [],
       PaidMintERC721: ["Minted", "MINT", 10n ** 16n],
       PeggedPool: [],
       Purse: [],
+      // Filled in with the controller deployed before it (the names are in order).
+      Seaport: [],
       SweepAggregator: [],
       TestERC1155: ["https://nft.example/{id}"],
       TestERC20: ["Token", "TOK"],
@@ -130,16 +142,20 @@ describe("contracts on anvil", () => {
       TestMarketplace: [],
       TestPriceFeedPair: [],
       TestStablecoin: ["USD Coin", "USDC"],
+      UniswapV2Factory: [alice],
+      UniswapV2Pair: [],
       WETH9: [],
     };
+    let controller: Address | undefined;
     for (const name of CONTRACT_NAMES) {
-      const deployment = await deployArtifact(chain, name, args[name]);
+      // Seaport asks its conduit controller for the conduits' code hashes as it is built.
+      const deployment = await deployArtifact(chain, name, name === "Seaport" ? [controller] : args[name]);
+      if (name === "LocalConduitController") controller = deployment.address;
       const code = await chain.publicClient.getCode({ address: deployment.address });
-      assert.equal(
-        withoutImmutables(code ?? "0x", loadArtifact(name).deployedBytecode),
-        loadArtifact(name).deployedBytecode,
-        name,
-      );
+      const runtime = loadArtifact(name).deployedBytecode;
+      // A package that ships creation code only: the code deployed is at least there.
+      if (runtime === null) assert.ok((code?.length ?? 0) > 2, name);
+      else assert.equal(withoutImmutables(code ?? "0x", runtime), runtime, name);
       assert.equal(deployment.contractName, name);
     }
   });

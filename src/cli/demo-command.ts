@@ -87,6 +87,7 @@ async function runDemo(flags: DemoFlags, lifecycle: Lifecycle, environment: Envi
   say(`starting the embedded PostgreSQL in ${join(dataDir, "postgres")}`);
   const database = await openDatabase(undefined, dataDir, logger, lifecycle);
   if (signal.aborted) return;
+  const { contracts } = history;
   const config = parseConfig(
     {
       chain: [`anvil=${anvil.url}`],
@@ -94,6 +95,10 @@ async function runDemo(flags: DemoFlags, lifecycle: Lifecycle, environment: Envi
       nativeSymbol: ["ETH"],
       confirmations: ["1"],
       pollInterval: "1000",
+      // The chain's own WETH counts 1:1; its pairs price the dollar and the token.
+      nativePegged: [contracts.weth.address],
+      ratePools: [`v2:${contracts.wethStablePool.address},v2:${contracts.tokenWethPool.address}`],
+      usdTokens: [contracts.stablecoin.address],
     },
     {},
   );

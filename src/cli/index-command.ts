@@ -29,6 +29,16 @@ export function addCommonOptions(command: Command): Command {
       collect,
     )
     .option(
+      "--rate-pools <[chain=]pools>",
+      "Uniswap pools exchange rates come from, as v2:0x… or v3:0x…, comma-separated (default: the presets of known chains)",
+      collect,
+    )
+    .option(
+      "--usd-tokens <[chain=]addresses>",
+      "ERC-20 tokens worth one US dollar each, comma-separated (default: the presets of known chains)",
+      collect,
+    )
+    .option(
       "--database-url <url>",
       "PostgreSQL 15+ URL; without it an embedded PostgreSQL is used (env DATABASE_URL)",
     )

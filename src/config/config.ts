@@ -4,6 +4,13 @@ import type { Variables } from "./environment.ts";
 
 export type ContractDiscovery = "auto" | "traces" | "receipts" | "events";
 
+/** A liquidity pool named in the configuration; its tokens are read from the chain at start. */
+export interface RatePoolReference {
+  kind: "v2" | "v3";
+  /** Lower-case. */
+  address: `0x${string}`;
+}
+
 export interface ChainConfig {
   name: string;
   chainId: number;
@@ -15,6 +22,10 @@ export interface ChainConfig {
   contractDiscovery: ContractDiscovery;
   /** ERC-20 tokens worth exactly one native coin (the wrapped coin, pegged pools); lower-case. */
   nativePegged?: readonly `0x${string}`[];
+  /** Uniswap V2 pairs and V3 pools exchange rates come from; unset: the presets of a known chain id. */
+  ratePools?: readonly RatePoolReference[];
+  /** Tokens worth one US dollar each, lower-case; unset: the presets of a known chain id. */
+  usdTokens?: readonly `0x${string}`[];
 }
 
 export interface IndexerTuning {
@@ -54,6 +65,8 @@ export interface ConfigInput {
   confirmations?: string[];
   contractDiscovery?: string[];
   nativePegged?: string[];
+  ratePools?: string[];
+  usdTokens?: string[];
   databaseUrl?: string;
   dataDir?: string;
   logLevel?: string;
@@ -81,6 +94,32 @@ const uint = (label: string) =>
     .regex(/^\d+$/, `${label} must be a whole number`)
     .transform(Number)
     .refine(Number.isSafeInteger, `${label} is too large`);
+
+const ADDRESS_RE = /^0x[0-9a-f]{40}$/;
+
+/** A comma-separated list, trimmed and lower-cased, empty items dropped. */
+const list = z.string().transform((v) =>
+  v
+    .split(",")
+    .map((a) => a.trim().toLowerCase())
+    .filter((a) => a !== ""),
+);
+
+const addressList = list
+  .refine((items) => items.every((a) => ADDRESS_RE.test(a)), "must be 0x addresses, comma-separated")
+  .transform((items) => items as `0x${string}`[]);
+
+const poolList = list
+  .refine(
+    (items) => items.every((p) => /^v[23]:0x[0-9a-f]{40}$/.test(p)),
+    "must be v2:0x… or v3:0x… pools, comma-separated",
+  )
+  .transform((items) =>
+    items.map((p): RatePoolReference => {
+      const [kind, address] = p.split(":");
+      return { kind: kind as "v2" | "v3", address: address as `0x${string}` };
+    }),
+  );
 
 const rpcUrl = z
   .string()
@@ -154,23 +193,11 @@ export function parseConfig(input: ConfigInput, env: Variables): Config {
     const nativePegged =
       peggedRaw === undefined
         ? (preset?.nativePegged ?? [])
-        : field(
-            `${name} native-pegged tokens`,
-            z
-              .string()
-              .transform((v) =>
-                v
-                  .split(",")
-                  .map((a) => a.trim().toLowerCase())
-                  .filter((a) => a !== ""),
-              )
-              .refine(
-                (list) => list.every((a) => /^0x[0-9a-f]{40}$/.test(a)),
-                "must be 0x addresses, comma-separated",
-              )
-              .transform((list) => list as `0x${string}`[]),
-            peggedRaw,
-          );
+        : field(`${name} native-pegged tokens`, addressList, peggedRaw);
+    const poolsRaw = pick(input.ratePools, "RATE_POOLS");
+    const ratePools = poolsRaw === undefined ? undefined : field(`${name} rate pools`, poolList, poolsRaw);
+    const usdRaw = pick(input.usdTokens, "USD_TOKENS");
+    const usdTokens = usdRaw === undefined ? undefined : field(`${name} usd tokens`, addressList, usdRaw);
     if (
       url !== undefined &&
       nativePegged !== undefined &&
@@ -189,6 +216,8 @@ export function parseConfig(input: ConfigInput, env: Variables): Config {
         confirmations,
         contractDiscovery: discovery,
         nativePegged,
+        ...(ratePools !== undefined ? { ratePools } : {}),
+        ...(usdTokens !== undefined ? { usdTokens } : {}),
       });
     }
   }

@@ -18,6 +18,7 @@ import {
   type MintableErc721Key,
 } from "./contracts.ts";
 import type { Prng } from "./prng.ts";
+import { TradingPlanner } from "./trading.ts";
 import type { Erc721Model, Erc1155Model, World } from "./world.ts";
 
 export const ACTIVITY_COUNTERS = [
@@ -61,6 +62,24 @@ export const ACTIVITY_COUNTERS = [
   "erc20Transfers",
   "erc20Approvals",
   "approvalsForAll",
+  "seaportListings",
+  "seaportSales",
+  "seaportStableSales",
+  "seaportOffers",
+  "seaportOfferSales",
+  "seaportSweeps",
+  "seaportSweptTokens",
+  "escrowListings",
+  "escrowBundles",
+  "escrowSales",
+  "escrowRefunds",
+  "escrowSweeps",
+  "dealSales",
+  "washPairs",
+  "paidMints",
+  "poolSwaps",
+  /** ERC-721 Transfer logs of the trading above (two per token an aggregator passes on). */
+  "nftTradeTransfers",
 ] as const;
 export type ActivityCounter = (typeof ACTIVITY_COUNTERS)[number];
 export type ActivityCounts = Record<ActivityCounter, number>;
@@ -116,6 +135,7 @@ export class ActivityPlanner {
       { weight: 0.7, run: (t) => this.withdrawPunkBid(t) },
       { weight: 1, run: (t) => this.withdrawPunkProceeds(t) },
       { weight: 4, run: (t) => this.transferErc20(t) },
+      ...new TradingPlanner(world, prng, counts).actions(),
     ];
   }
 

@@ -6,7 +6,7 @@
  * span `days`. For the history to end around the present, start anvil in the past, e.g.
  * `startAnvil({ timestamp: historyGenesisTimestamp(days) })`.
  */
-import { keccak256, parseEther, stringToHex } from "viem";
+import { keccak256, maxUint256, parseEther, stringToHex } from "viem";
 import type { Address, Hex } from "../core/hex.ts";
 import { hexToNumber, numberToHex, wordToAddress } from "../core/hex.ts";
 import { devAddress, devAddresses } from "../devchain/deploy.ts";
@@ -22,17 +22,21 @@ import {
   type DemoContracts,
   deployTx,
   GAS,
+  MINTABLE_ERC721_KEYS,
   type MintableErc721Key,
   punksAssignGas,
 } from "./contracts.ts";
 import { Prng } from "./prng.ts";
+import { CREATOR, FEE_RECIPIENT, MARKET_FEE_BPS, PAID_MINT_PRICE, ROYALTY_BPS } from "./trading.ts";
 import {
   accountWeights,
   Erc20Model,
   Erc721Model,
   Erc1155Model,
   LegacyModel,
+  type PoolModel,
   PunksModel,
+  TradingModel,
   World,
 } from "./world.ts";
 import { loadWorldFromChain } from "./world-from-chain.ts";
@@ -46,6 +50,17 @@ const ACCOUNT_BALANCE = parseEther("1000000");
 const ERC20_AIRDROP = parseEther("250000");
 /** Punks per setInitialOwners transaction. */
 const PUNK_ASSIGN_BATCH = 100;
+/** What each account wraps, and the dollars (6 decimals) it is given, to trade with. */
+const ACCOUNT_WETH = parseEther("2000");
+const ACCOUNT_DOLLARS = 5_000_000n * 10n ** 6n;
+/** The pool trader's stock of WETH, and of dollars and tokens (more than it can spend). */
+const TRADER_WETH = parseEther("100000");
+const TRADER_STOCK = 10n ** 30n;
+/** The pairs' first liquidity: 2,500 dollars and 2,000 tokens per ETH. */
+const POOL_SEEDS = {
+  wethStable: { weth: parseEther("2000"), other: 5_000_000n * 10n ** 6n },
+  tokenWeth: { weth: parseEther("1000"), other: parseEther("2000000") },
+} as const;
 
 export interface DemoOptions {
   rpcUrl: string;
@@ -388,7 +403,7 @@ class Deployer {
     await this.deploy("factory", [], GAS.deployFactory, commit);
     const erc721 = await this.deploy("erc721", ["Mintlens Apes", "MAPE"], GAS.deployErc721, commit);
     this.world.erc721.set("erc721", new Erc721Model("erc721", erc721, 1n));
-    const erc20 = await this.deploy("erc20", ["Test Wrapped Ether", "TWETH"], GAS.deployErc20, commit);
+    const erc20 = await this.deploy("erc20", ["Demo Token", "DEMO"], GAS.deployErc20, commit);
     this.world.erc20 = new Erc20Model(erc20);
     await this.deploy("marketplace", [], GAS.deployMarketplace, commit);
     const legacy = await this.deploy("legacyErc721", ["OldKitties", "OK"], GAS.deployLegacy, commit);
@@ -457,6 +472,191 @@ class Deployer {
     );
     await commit();
     punks.allAssigned = true;
+    await this.deployTrading(commit);
+  }
+
+  /** Deployments queued together, mined in one block: each lands where its sender's nonce puts it. */
+  private async deployMany(
+    items: readonly { key: DemoContractKey; args: readonly unknown[]; gas: bigint }[],
+    commit: Commit,
+  ): Promise<DemoContract[]> {
+    const from = this.world.deployer;
+    const queued: { key: DemoContractKey; hash: Hex }[] = [];
+    for (const { key, args, gas } of items) {
+      const tx = await this.builder.add(deployTx(from, DEMO_CONTRACT_NAMES[key], args, gas));
+      queued.push({ key, hash: tx.hash });
+    }
+    const receipts = await commit();
+    return queued.map(({ key, hash }) => {
+      const receipt = receipts.find((r) => r.transactionHash === hash);
+      if (!receipt?.contractAddress) throw new Error(`deployment of ${key} has no contract address`);
+      return this.record(key, {
+        address: receipt.contractAddress.toLowerCase() as Address,
+        txHash: hash,
+        blockNumber: hexToNumber(receipt.blockNumber),
+        creator: from,
+        via: "deployment",
+      });
+    });
+  }
+
+  /**
+   * The trading venues and currencies: WETH, a dollar stablecoin, Seaport 1.6 and its conduit
+   * controller, Uniswap V2 with a WETH/dollar and a token/WETH pair seeded with liquidity, the
+   * escrow market and its aggregator, the deal desk and a paid-mint collection. Every account
+   * wraps some ETH, gets dollars, and approves Seaport and the desk to take its WETH and dollars.
+   */
+  async deployTrading(commit: Commit): Promise<void> {
+    const { deployer } = this.world;
+    const erc20 = this.contracts.erc20;
+    if (!erc20) throw new Error("the token must be deployed first");
+    const [weth, stablecoin, controller, factory] = (await this.deployMany(
+      [
+        { key: "weth", args: [], gas: GAS.deployErc20 },
+        { key: "stablecoin", args: ["Demo Dollar", "DUSD"], gas: GAS.deployErc20 },
+        { key: "conduitController", args: [], gas: GAS.deployConduitController },
+        { key: "uniswapFactory", args: [deployer], gas: GAS.deployUniswapFactory },
+        { key: "escrow", args: [FEE_RECIPIENT, Number(MARKET_FEE_BPS)], gas: GAS.deployMarket },
+        { key: "aggregator", args: [], gas: GAS.deployMarket },
+        { key: "dealDesk", args: [], gas: GAS.deployMarket },
+        { key: "paidMint", args: ["Mintlens Passes", "PASS", PAID_MINT_PRICE], gas: GAS.deployMarket },
+      ],
+      commit,
+    )) as [DemoContract, DemoContract, DemoContract, DemoContract];
+    const [seaport] = (await this.deployMany(
+      [{ key: "seaport", args: [controller.address], gas: GAS.deploySeaport }],
+      commit,
+    )) as [DemoContract];
+
+    // The pairs, made by the factory (CREATE2): only its PairCreated events say where.
+    const pairTxs = [
+      await this.builder.add(
+        callTx(
+          deployer,
+          factory.address,
+          "UniswapV2Factory",
+          "createPair",
+          [weth.address, stablecoin.address],
+          GAS.createPair,
+        ),
+      ),
+      await this.builder.add(
+        callTx(
+          deployer,
+          factory.address,
+          "UniswapV2Factory",
+          "createPair",
+          [erc20.address, weth.address],
+          GAS.createPair,
+        ),
+      ),
+    ];
+    const receipts = await commit();
+    const seeds: Record<Address, bigint> = {
+      [weth.address]: 0n,
+      [stablecoin.address]: 0n,
+      [erc20.address]: 0n,
+    };
+    const pools: PoolModel[] = [];
+    for (const [i, key] of (["wethStablePool", "tokenWethPool"] as const).entries()) {
+      const tx = pairTxs[i] as { hash: Hex };
+      const receipt = receipts.find((r) => r.transactionHash === tx.hash);
+      const log = receipt?.logs.find(
+        (l) => l.address.toLowerCase() === factory.address && l.topics.length === 3,
+      );
+      const [, topic0, topic1] = log?.topics ?? [];
+      if (!receipt || !log || !topic0 || !topic1)
+        throw new Error(`createPair for ${key} logged no PairCreated`);
+      const contract = this.record(key, {
+        address: wordToAddress(log.data.slice(0, 66)),
+        txHash: tx.hash,
+        blockNumber: hexToNumber(receipt.blockNumber),
+        creator: factory.address,
+        via: "factory-create2",
+      });
+      const [token0, token1] = [wordToAddress(topic0), wordToAddress(topic1)];
+      const reserves = key === "wethStablePool" ? POOL_SEEDS.wethStable : POOL_SEEDS.tokenWeth;
+      const amountOf = (token: Address) => reserves[token === weth.address ? "weth" : "other"];
+      pools.push({ contract, token0, token1, reserve0: amountOf(token0), reserve1: amountOf(token1) });
+      seeds[token0] = (seeds[token0] ?? 0n) + amountOf(token0);
+      seeds[token1] = (seeds[token1] ?? 0n) + amountOf(token1);
+    }
+
+    const wethModel = new Erc20Model(weth);
+    const stableModel = new Erc20Model(stablecoin);
+    const trading = new TradingModel(wethModel, stableModel, FEE_RECIPIENT, CREATOR);
+    trading.pools.push(...pools);
+    this.world.trading = trading;
+    const txs = [
+      // The trader's stock: WETH, dollars and tokens to seed the pairs and swap with for months.
+      callTx(deployer, weth.address, "CanonicalWETH9", "deposit", [], GAS.wethDeposit, {
+        value: TRADER_WETH,
+      }),
+      callTx(deployer, stablecoin.address, "TestStablecoin", "mint", [deployer, TRADER_STOCK], GAS.erc20Mint),
+      callTx(deployer, erc20.address, "TestERC20", "mint", [deployer, TRADER_STOCK], GAS.erc20Mint),
+      ...pools.flatMap((pool) => [
+        callTx(
+          deployer,
+          pool.token0,
+          "TestERC20",
+          "transfer",
+          [pool.contract.address, pool.reserve0],
+          GAS.erc20Transfer,
+        ),
+        callTx(
+          deployer,
+          pool.token1,
+          "TestERC20",
+          "transfer",
+          [pool.contract.address, pool.reserve1],
+          GAS.erc20Transfer,
+        ),
+        callTx(deployer, pool.contract.address, "UniswapV2Pair", "mint", [deployer], GAS.poolMint),
+      ]),
+    ];
+    for (const collection of MINTABLE_ERC721_KEYS.filter((k) => this.contracts[k])) {
+      txs.push(
+        callTx(
+          deployer,
+          (this.contracts.escrow as DemoContract).address,
+          "EscrowMarket",
+          "setRoyalty",
+          [(this.contracts[collection] as DemoContract).address, CREATOR, Number(ROYALTY_BPS)],
+          GAS.setRoyalty,
+        ),
+      );
+    }
+    const desk = (this.contracts.dealDesk as DemoContract).address;
+    for (const account of this.world.accounts) {
+      wethModel.move(null, account, ACCOUNT_WETH);
+      stableModel.move(null, account, ACCOUNT_DOLLARS);
+      txs.push(
+        callTx(account, weth.address, "CanonicalWETH9", "deposit", [], GAS.wethDeposit, {
+          value: ACCOUNT_WETH,
+        }),
+        callTx(
+          account,
+          stablecoin.address,
+          "TestStablecoin",
+          "mint",
+          [account, ACCOUNT_DOLLARS],
+          GAS.erc20Mint,
+        ),
+        ...[seaport.address, desk].flatMap((spender) => [
+          callTx(account, weth.address, "CanonicalWETH9", "approve", [spender, maxUint256], GAS.erc20Approve),
+          callTx(
+            account,
+            stablecoin.address,
+            "TestStablecoin",
+            "approve",
+            [spender, maxUint256],
+            GAS.erc20Approve,
+          ),
+        ]),
+      );
+    }
+    await this.builder.addMany(txs);
+    await commit();
   }
 
   /** The ERC-2309 collection: its constructor mints a few ranges to a few holders. */

@@ -15,7 +15,7 @@
  */
 import { decodeFunctionResult, keccak256, maxUint256, parseEther, toHex } from "viem";
 import { type Address, numberToHex, wordToAddress } from "../core/hex.ts";
-import { loadArtifact } from "../devchain/artifacts.ts";
+import { loadArtifact, runtimeCode } from "../devchain/artifacts.ts";
 import { devAddress } from "../devchain/deploy.ts";
 import { BlockBuilder, type TxRequest } from "./block-builder.ts";
 import { callTx, deployTx, encodeCall, erc721MintBatchGas, GAS } from "./contracts.ts";
@@ -111,7 +111,7 @@ export async function generateBulkSales(options: BulkSalesOptions): Promise<Bulk
   const builder = new BlockBuilder(options.rpcUrl);
   const rpc = builder.rpc;
   const deployer = devAddress(0);
-  const purseCode = loadArtifact("Purse").deployedBytecode;
+  const purseCode = runtimeCode("Purse");
   await rpc.batch([
     ...[deployer, ...traders].flatMap((address) => [
       { method: "anvil_setBalance", params: [address, numberToHex(ACCOUNT_BALANCE)] },

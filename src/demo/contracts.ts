@@ -15,6 +15,17 @@ export const DEMO_CONTRACT_KEYS = [
   "punks",
   "erc20",
   "marketplace",
+  "weth",
+  "stablecoin",
+  "conduitController",
+  "seaport",
+  "uniswapFactory",
+  "wethStablePool",
+  "tokenWethPool",
+  "escrow",
+  "aggregator",
+  "dealDesk",
+  "paidMint",
 ] as const;
 export type DemoContractKey = (typeof DEMO_CONTRACT_KEYS)[number];
 
@@ -29,6 +40,17 @@ export const DEMO_CONTRACT_NAMES: Record<DemoContractKey, ContractName> = {
   punks: "CryptoPunksMarket",
   erc20: "TestERC20",
   marketplace: "TestMarketplace",
+  weth: "CanonicalWETH9",
+  stablecoin: "TestStablecoin",
+  conduitController: "LocalConduitController",
+  seaport: "Seaport",
+  uniswapFactory: "UniswapV2Factory",
+  wethStablePool: "UniswapV2Pair",
+  tokenWethPool: "UniswapV2Pair",
+  escrow: "EscrowMarket",
+  aggregator: "SweepAggregator",
+  dealDesk: "DealDesk",
+  paidMint: "PaidMintERC721",
 };
 
 export interface DemoContract {
@@ -146,6 +168,27 @@ export const GAS = {
   erc20Approve: 100_000n,
   marketList: 250_000n,
   marketBuy: 400_000n,
+  deploySeaport: 12_000_000n,
+  deployConduitController: 4_000_000n,
+  deployUniswapFactory: 5_000_000n,
+  deployMarket: 3_000_000n,
+  createPair: 4_000_000n,
+  poolMint: 300_000n,
+  poolSwap: 200_000n,
+  wethDeposit: 100_000n,
+  seaportValidate: 200_000n,
+  seaportBasic: 400_000n,
+  /** fulfillAvailableAdvancedOrders: per order. */
+  seaportPerOrder: 300_000n,
+  escrowList: 150_000n,
+  /** EscrowMarket.list and buy: per item. */
+  escrowPerItem: 120_000n,
+  escrowBuy: 250_000n,
+  /** SweepAggregator.sweep: per listing. */
+  sweepPerListing: 400_000n,
+  dealSettle: 200_000n,
+  paidMint: 150_000n,
+  setRoyalty: 100_000n,
 } as const;
 
 export function erc721MintBatchGas(count: number): bigint {

@@ -20,7 +20,16 @@ import {
   MINTABLE_ERC721_KEYS,
 } from "./contracts.ts";
 import type { JsonRpc, RpcCall } from "./rpc.ts";
-import { Erc20Model, Erc721Model, Erc1155Model, LegacyModel, PunksModel, type World } from "./world.ts";
+import { CREATOR, FEE_RECIPIENT } from "./trading.ts";
+import {
+  Erc20Model,
+  Erc721Model,
+  Erc1155Model,
+  LegacyModel,
+  PunksModel,
+  TradingModel,
+  type World,
+} from "./world.ts";
 
 const TRANSFER = toEventSelector("Transfer(address,address,uint256)");
 const APPROVAL = toEventSelector("Approval(address,address,uint256)");
@@ -29,6 +38,7 @@ const CONSECUTIVE_TRANSFER = toEventSelector("ConsecutiveTransfer(uint256,uint25
 const TRANSFER_SINGLE = toEventSelector("TransferSingle(address,address,address,uint256,uint256)");
 const TRANSFER_BATCH = toEventSelector("TransferBatch(address,address,address,uint256[],uint256[])");
 const LISTED = toEventSelector("Listed(address,uint256,address,address,uint256)");
+const ESCROW_LISTED = toEventSelector("Listed(uint256,address,address,uint256)");
 
 /** Calls per JSON-RPC batch when reading state. */
 const READ_BATCH = 500;
@@ -142,6 +152,55 @@ export async function loadWorldFromChain(
 
   await loadPunks(rpc, world, contracts);
   await loadErc20(rpc, world, contracts);
+  await loadTrading(rpc, world, contracts);
+}
+
+/**
+ * Balances of WETH and dollars, the pairs' reserves and the escrow market's listing count. Open
+ * orders of the past are left alone (live trading makes new ones), and NFT approvals are given
+ * again when first needed.
+ */
+async function loadTrading(rpc: JsonRpc, world: World, contracts: DemoContracts): Promise<void> {
+  const weth = new Erc20Model(contracts.weth);
+  const stablecoin = new Erc20Model(contracts.stablecoin);
+  for (const model of [weth, stablecoin]) {
+    const balances = await readMany<bigint>(
+      rpc,
+      "TestERC20",
+      model.contract.address,
+      world.accounts.map((a) => ["balanceOf", [a]]),
+    );
+    world.accounts.forEach((account, i) => {
+      model.balances.set(account, balances[i] ?? 0n);
+    });
+  }
+  const trading = new TradingModel(weth, stablecoin, FEE_RECIPIENT, CREATOR);
+  for (const key of ["wethStablePool", "tokenWethPool"] as const) {
+    const contract = contracts[key];
+    const [token0, token1, reserves] = await readMany<unknown>(rpc, "UniswapV2Pair", contract.address, [
+      ["token0", []],
+      ["token1", []],
+      ["getReserves", []],
+    ]);
+    const [reserve0, reserve1] = reserves as readonly [bigint, bigint, number];
+    trading.pools.push({
+      contract,
+      token0: (token0 as Address).toLowerCase() as Address,
+      token1: (token1 as Address).toLowerCase() as Address,
+      reserve0,
+      reserve1,
+    });
+  }
+  const listed = await rpc.call<RpcLog[]>("eth_getLogs", [
+    {
+      fromBlock: `0x${contracts.escrow.blockNumber.toString(16)}`,
+      toBlock: "latest",
+      address: contracts.escrow.address,
+      topics: [ESCROW_LISTED],
+    },
+  ]);
+  trading.nextEscrowListing = BigInt(listed.length);
+  world.trading = trading;
 }
 
 async function loadPunks(rpc: JsonRpc, world: World, contracts: DemoContracts): Promise<void> {

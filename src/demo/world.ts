@@ -5,6 +5,7 @@
 import type { Address } from "../core/hex.ts";
 import type { DemoContract, DemoContractKey, Erc721Key } from "./contracts.ts";
 import type { Prng } from "./prng.ts";
+import type { SeaportOrder } from "./seaport.ts";
 
 /** A set with O(1) insert, delete and uniform random pick, iterated in insertion order for determinism. */
 export class PickSet<T> {
@@ -205,6 +206,7 @@ export class World {
   legacy: LegacyModel | undefined;
   punks: PunksModel | undefined;
   erc20: Erc20Model | undefined;
+  trading: TradingModel | undefined;
 
   constructor(
     readonly deployer: Address,
@@ -234,4 +236,51 @@ export function accountWeights(prng: Prng, count: number): number[] {
     weights[account] = 1 / (rank + 1) ** 0.8;
   });
   return weights;
+}
+
+/** A Uniswap V2 pair: its reserves as its last `Sync` logged them. */
+export interface PoolModel {
+  contract: DemoContract;
+  token0: Address;
+  token1: Address;
+  reserve0: bigint;
+  reserve1: bigint;
+}
+
+/** An open order on the escrow market: its items must all still be the seller's to fill it. */
+export interface EscrowListing {
+  id: bigint;
+  seller: Address;
+  items: { key: Erc721Key; id: bigint }[];
+  price: bigint;
+}
+
+/** A sale whose buyer will sell the NFT straight back to its seller. */
+export interface WashLeg {
+  key: Erc721Key;
+  id: bigint;
+  seller: Address;
+  buyer: Address;
+  price: bigint;
+}
+
+/** What the trading on Seaport, the escrow market, direct deals and the pools needs to know. */
+export class TradingModel {
+  readonly pools: PoolModel[] = [];
+  /** Open Seaport orders, listings and offers, by order salt. */
+  readonly seaportOrders = new Map<bigint, SeaportOrder & { key: Erc721Key }>();
+  readonly escrowListings = new Map<bigint, EscrowListing>();
+  nextEscrowListing = 0n;
+  readonly washLegs: WashLeg[] = [];
+  /** `${operator}:${collection}:${owner}` of every NFT approval given. */
+  readonly approvals = new Set<string>();
+
+  constructor(
+    readonly weth: Erc20Model,
+    readonly stablecoin: Erc20Model,
+    /** Receives the markets' fees. */
+    readonly feeRecipient: Address,
+    /** Receives the collections' royalties. */
+    readonly creator: Address,
+  ) {}
 }

@@ -3,9 +3,14 @@ import { fileURLToPath } from "node:url";
 import type { Abi } from "viem";
 import type { Hex } from "../core/hex.ts";
 
-/** The contracts compiled from contracts/src by `npm run build:contracts`. */
+/**
+ * The contracts `npm run build:contracts` puts in contracts/artifacts: compiled from
+ * contracts/src, or copied from npm packages (Seaport, LocalConduitController, CanonicalWETH9,
+ * UniswapV2Factory, UniswapV2Pair).
+ */
 export const CONTRACT_NAMES = [
   "BidMarket",
+  "CanonicalWETH9",
   "CollectionFactory",
   "CreationFlood",
   "CryptoPunksMarket",
@@ -14,11 +19,13 @@ export const CONTRACT_NAMES = [
   "EventForge",
   "FlashLender",
   "LegacyERC721",
+  "LocalConduitController",
   "MevRelay",
   "NftSwap",
   "PaidMintERC721",
   "PeggedPool",
   "Purse",
+  "Seaport",
   "SweepAggregator",
   "TestERC1155",
   "TestERC20",
@@ -27,6 +34,8 @@ export const CONTRACT_NAMES = [
   "TestMarketplace",
   "TestPriceFeedPair",
   "TestStablecoin",
+  "UniswapV2Factory",
+  "UniswapV2Pair",
   "WETH9",
 ] as const;
 export type ContractName = (typeof CONTRACT_NAMES)[number];
@@ -36,14 +45,24 @@ export interface ContractArtifact {
   abi: Abi;
   /** Creation code, without constructor arguments. */
   bytecode: Hex;
-  /** Runtime code, as eth_getCode returns it after deployment. */
-  deployedBytecode: Hex;
+  /**
+   * Runtime code, as eth_getCode returns it after deployment (immutables zeroed); null for a
+   * contract copied from a package that ships its creation code only.
+   */
+  deployedBytecode: Hex | null;
 }
 
 const ARTIFACTS_URL = new URL("../../contracts/artifacts/", import.meta.url);
 
 export function artifactPath(name: ContractName): string {
   return fileURLToPath(new URL(`${name}.json`, ARTIFACTS_URL));
+}
+
+/** The runtime code of a contract whose artifact has it. */
+export function runtimeCode(name: ContractName): Hex {
+  const code = loadArtifact(name).deployedBytecode;
+  if (code === null) throw new Error(`artifact ${name} has no runtime code`);
+  return code;
 }
 
 const cache = new Map<ContractName, ContractArtifact>();
@@ -78,13 +97,13 @@ function validate(value: unknown, name: ContractName, path: string): ContractArt
   if (!Array.isArray(record.abi)) return fail("abi is not an array");
   const { bytecode, deployedBytecode } = record;
   if (typeof bytecode !== "string" || !HEX_RE.test(bytecode)) return fail("bytecode is not hex");
-  if (typeof deployedBytecode !== "string" || !HEX_RE.test(deployedBytecode)) {
+  if (deployedBytecode !== null && (typeof deployedBytecode !== "string" || !HEX_RE.test(deployedBytecode))) {
     return fail("deployedBytecode is not hex");
   }
   return {
     contractName: name,
     abi: record.abi as Abi,
     bytecode: bytecode as Hex,
-    deployedBytecode: deployedBytecode as Hex,
+    deployedBytecode: deployedBytecode as Hex | null,
   };
 }

@@ -7,7 +7,6 @@ import type { Hex } from "../core/hex.ts";
 import type { Logger } from "../core/logger.ts";
 import { redactUrl } from "../core/url.ts";
 import { RateBook, type RateBookConfig } from "../rates/convert.ts";
-import { defaultPools, defaultUsdTokens, type PoolDescription, type UsdToken } from "../rates/pools.ts";
 import {
   ensureChain,
   nextBlock,
@@ -24,6 +23,7 @@ import type { FetchedBatch } from "./batch.ts";
 import { BatchSizer } from "./batch-sizer.ts";
 import { type PreparedBatch, prepareBatch, RECENT_BLOCKS_KEPT, writeBatch } from "./commit.ts";
 import { type CreationSource, type FetchContext, fetchBatch } from "./fetch-batch.ts";
+import { type Pricing, resolvePricing } from "./pricing.ts";
 import { ContractRegistry, type InspectFn, RegistryResetError } from "./registry.ts";
 import { rollbackAfter } from "./rollback.ts";
 import { SaleMemory } from "./sale-memory.ts";
@@ -62,8 +62,11 @@ export interface ChainIndexerOptions {
   maxBatchRows?: number;
   /** First wait after a failed round, doubled with each further failure up to a minute (default 1 s). */
   retryBaseMs?: number;
-  /** The pools and stablecoins exchange rates come from (default: the chain's presets, none for others). */
-  pricing?: { pools: readonly PoolDescription[]; usdTokens: readonly UsdToken[] };
+  /**
+   * The pools and stablecoins exchange rates come from (default: the chain's configured ones,
+   * described by the node at start, else its presets, none for other chains).
+   */
+  pricing?: Pricing;
 }
 
 const MAX_OUTAGE_BACKOFF_MS = 60_000;
@@ -115,10 +118,12 @@ export async function runChainIndexer(options: ChainIndexerOptions, signal: Abor
       throw new UserFacingError(`${chain.name}: another indexer is already indexing chain ${chain.chainId}`);
     // Traces are probed where indexing resumes: a full node traces recent blocks only.
     const probeBlock = Math.min(await ensureChain(sql, chain), await client.blockNumber());
+    const pricing = options.pricing ?? (await resolvePricing(client, chain));
     const indexer = new ChainIndexer(
       options,
       session,
       await creationSource(client, chain, logger, probeBlock),
+      pricing,
     );
     await indexer.run(signal);
   } finally {
@@ -170,6 +175,7 @@ class ChainIndexer {
     private readonly options: ChainIndexerOptions,
     private readonly session: WriteSession,
     creations: CreationSource,
+    pricing: Pricing,
   ) {
     const { sql, client, chain, tuning } = options;
     this.registry = new ContractRegistry(
@@ -178,8 +184,8 @@ class ChainIndexer {
     );
     this.rateConfig = {
       nativePegged: chain.nativePegged ?? [],
-      pools: options.pricing?.pools ?? defaultPools(chain.chainId),
-      usdTokens: options.pricing?.usdTokens ?? defaultUsdTokens(chain.chainId),
+      pools: pricing.pools,
+      usdTokens: pricing.usdTokens,
     };
     this.fetchContext = { client, registry: this.registry, creations, pools: this.rateConfig.pools };
     this.sizer = new BatchSizer(options.targetEventsPerBatch ?? 10_000, tuning.maxBlocksPerBatch);

@@ -36,6 +36,9 @@ export interface IndexOptions {
   nativePegged?: readonly `0x${string}`[];
   /** The pools and stablecoins exchange rates come from. */
   pricing?: ChainIndexerOptions["pricing"];
+  /** Pools and dollar tokens as configured, described by the node when indexing starts. */
+  ratePools?: ChainConfig["ratePools"];
+  usdTokens?: ChainConfig["usdTokens"];
 }
 
 export function testChain(rpcUrl: string, chainId: number, options: Partial<ChainConfig> = {}): ChainConfig {
@@ -73,6 +76,8 @@ export async function indexUntil(options: IndexOptions): Promise<void> {
           contractDiscovery: options.discovery ?? "auto",
           startBlock: options.startBlock ?? 0,
           ...(options.nativePegged ? { nativePegged: options.nativePegged } : {}),
+          ...(options.ratePools ? { ratePools: options.ratePools } : {}),
+          ...(options.usdTokens ? { usdTokens: options.usdTokens } : {}),
         }),
         tuning,
         logger: options.logger ?? silentLogger(),

@@ -1,0 +1,101 @@
+/**
+ * The pools and dollar tokens a chain's exchange rates come from: the configured ones, described
+ * by the node once at start (a pool's tokens, each token's decimals, a dollar token's symbol), or
+ * the presets of a known chain id.
+ */
+import type { ChainClient } from "../chain/rpc-types.ts";
+import type { ChainConfig } from "../config/config.ts";
+import { UserFacingError } from "../core/errors.ts";
+import { type Address, type Hex, wordToAddress } from "../core/hex.ts";
+import { defaultPools, defaultUsdTokens, type PoolDescription, type UsdToken } from "../rates/pools.ts";
+
+export interface Pricing {
+  pools: readonly PoolDescription[];
+  usdTokens: readonly UsdToken[];
+}
+
+/** Selectors of the views read: token0(), token1(), decimals(), symbol(). */
+const TOKEN0: Hex = "0x0dfe1681";
+const TOKEN1: Hex = "0xd21220a7";
+const DECIMALS: Hex = "0x313ce567";
+const SYMBOL: Hex = "0x95d89b41";
+
+export async function resolvePricing(client: ChainClient, chain: ChainConfig): Promise<Pricing> {
+  const problems: string[] = [];
+  const decimalsOf = new Map<Address, Promise<number | undefined>>();
+  const decimals = (token: Address) => {
+    let known = decimalsOf.get(token);
+    if (!known) {
+      known = client.call(token, DECIMALS).then(readSmallUint);
+      decimalsOf.set(token, known);
+    }
+    return known;
+  };
+
+  const pools: PoolDescription[] = [];
+  if (chain.ratePools === undefined) pools.push(...defaultPools(chain.chainId));
+  for (const { kind, address } of chain.ratePools ?? []) {
+    const [token0, token1] = await Promise.all([
+      client.call(address, TOKEN0).then(readAddress),
+      client.call(address, TOKEN1).then(readAddress),
+    ]);
+    if (token0 === undefined || token1 === undefined) {
+      problems.push(
+        `${chain.name} rate pools: ${address} is not a Uniswap ${kind} pool (token0() and token1() do not answer with addresses)`,
+      );
+      continue;
+    }
+    const [decimals0, decimals1] = await Promise.all([decimals(token0), decimals(token1)]);
+    if (decimals0 === undefined || decimals1 === undefined) {
+      const token = decimals0 === undefined ? token0 : token1;
+      problems.push(`${chain.name} rate pools: token ${token} of pool ${address} has no decimals()`);
+      continue;
+    }
+    pools.push({ address, kind, token0, token1, decimals0, decimals1 });
+  }
+
+  const usdTokens: UsdToken[] = [];
+  if (chain.usdTokens === undefined) usdTokens.push(...defaultUsdTokens(chain.chainId));
+  for (const address of chain.usdTokens ?? []) {
+    const [tokenDecimals, symbol] = await Promise.all([
+      decimals(address),
+      client.call(address, SYMBOL).then(readString),
+    ]);
+    if (tokenDecimals === undefined) {
+      problems.push(`${chain.name} usd tokens: ${address} is not an ERC-20 token (no decimals())`);
+      continue;
+    }
+    usdTokens.push({ address, symbol: symbol ?? "", decimals: tokenDecimals });
+  }
+
+  if (problems.length > 0) {
+    throw new UserFacingError(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
+  }
+  return { pools, usdTokens };
+}
+
+/** One word holding an address (its 12 high bytes zero), or undefined. */
+function readAddress(data: Hex | undefined): Address | undefined {
+  if (data === undefined || data.length !== 66 || !/^0x0{24}/.test(data)) return undefined;
+  const address = wordToAddress(data);
+  return BigInt(address) === 0n ? undefined : address;
+}
+
+/** One word holding a small unsigned integer (decimals: at most 255), or undefined. */
+function readSmallUint(data: Hex | undefined): number | undefined {
+  if (data === undefined || data.length !== 66) return undefined;
+  const value = BigInt(data);
+  return value <= 255n ? Number(value) : undefined;
+}
+
+/** An ABI-encoded string, or a bytes32 one (as some old tokens answer), or undefined. */
+function readString(data: Hex | undefined): string | undefined {
+  if (data === undefined || data.length < 66) return undefined;
+  const bytes = Buffer.from(data.slice(2), "hex");
+  if (bytes.length === 32) return bytes.toString("utf8").replace(/\0+$/, "");
+  const offset = Number(BigInt(`0x${bytes.subarray(0, 32).toString("hex")}`));
+  if (offset + 32 > bytes.length) return undefined;
+  const length = Number(BigInt(`0x${bytes.subarray(offset, offset + 32).toString("hex")}`));
+  if (offset + 32 + length > bytes.length) return undefined;
+  return bytes.subarray(offset + 32, offset + 32 + length).toString("utf8");
+}
