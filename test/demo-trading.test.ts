@@ -1,12 +1,13 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { keccak256, stringToHex } from "viem";
+import { decodeEventLog, keccak256, stringToHex } from "viem";
 import { createChainClient } from "../src/chain/client.ts";
 import type { Address, Hex } from "../src/core/hex.ts";
 import { generateHistory, type HistorySummary } from "../src/demo/activity.ts";
 import { JsonRpc } from "../src/demo/rpc.ts";
 import { PAID_MINT_PRICE } from "../src/demo/trading.ts";
 import { type Anvil, startAnvil } from "../src/devchain/anvil.ts";
+import { loadArtifact } from "../src/devchain/artifacts.ts";
 import { resolvePricing } from "../src/indexer/pricing.ts";
 import { createTestDatabase, stopTestServer, type TestDatabase } from "./support/database.ts";
 import { indexUntil, testChain } from "./support/indexing.ts";
@@ -28,6 +29,7 @@ interface Sale {
   block: string;
   kind: string;
   contract: Address;
+  token_id: string;
   seller: Address;
   buyer: Address;
   native_paid: string;
@@ -39,6 +41,11 @@ interface Sale {
   payments: { token: Address; amount: string; native_value: string | null }[] | null;
 }
 let sales: Sale[];
+
+interface SeaportFulfilled {
+  offer: readonly { token: Address; identifier: bigint; amount: bigint }[];
+  consideration: readonly { amount: bigint }[];
+}
 
 const hex = (column: string) => `'0x' || encode(${column}, 'hex')`;
 
@@ -64,7 +71,7 @@ describe("the demo's trading, indexed", () => {
     });
     sales = await db.sql.unsafe<Sale[]>(`
       SELECT ${hex("s.tx_hash")} AS tx, s.block_number::text AS block, s.kind, ${hex("s.contract")} AS contract,
-             ${hex("s.seller")} AS seller, ${hex("s.buyer")} AS buyer, s.native_paid::text, s.total_native::text,
+             s.token_id::text, ${hex("s.seller")} AS seller, ${hex("s.buyer")} AS buyer, s.native_paid::text, s.total_native::text,
              s.total_usd::text, s.attributed_by, s.flags, s.market,
              (SELECT json_agg(json_build_object('token', ${hex("p.token")}, 'amount', p.amount::text,
                                                 'native_value', p.native_value::text))
@@ -135,8 +142,31 @@ describe("the demo's trading, indexed", () => {
       const tx = await rpc.call<{ value: Hex }>("eth_getTransactionByHash", [s.tx]);
       assert.equal(BigInt(tx.value).toString(), s.native_paid);
     }
-    const swept = seaport.filter((s) => s.attributed_by === "ATTRIBUTED_BY_SELLER_PROCEEDS");
+    // Several orders filled at once: each NFT is priced at its own order's consideration, as the
+    // order's OrderFulfilled event (decoded here with Seaport's own ABI) states it.
+    const swept = seaport.filter((s) => s.attributed_by === "ATTRIBUTED_BY_MARKET_EVENT");
     assert.equal(swept.length, counts.seaportSweptTokens);
+    const { abi } = loadArtifact("Seaport");
+    for (const s of swept) {
+      const receipt = await rpc.call<{ logs: { address: Address; topics: [Hex, ...Hex[]]; data: Hex }[] }>(
+        "eth_getTransactionReceipt",
+        [s.tx],
+      );
+      const orders = receipt.logs
+        .filter((log) => log.address.toLowerCase() === contracts.seaport.address)
+        .map((log) => decodeEventLog({ abi, data: log.data, topics: log.topics }))
+        .filter((event) => event.eventName === "OrderFulfilled")
+        .map((event) => event.args as unknown as SeaportFulfilled);
+      const order = orders.find((o) =>
+        o.offer.some(
+          (item) => item.token.toLowerCase() === s.contract && item.identifier.toString() === s.token_id,
+        ),
+      );
+      assert.ok(order, `an order sold ${s.contract} #${s.token_id}`);
+      const price = order.consideration.reduce((sum, item) => sum + item.amount, 0n);
+      assert.equal(s.native_paid, price.toString(), `${s.contract} #${s.token_id}`);
+    }
+    assert.ok(new Set(swept.map((s) => s.native_paid)).size > 1, "the swept orders had different prices");
   });
 
   test("dollar payments are converted through the demo's pair at its reserves of that block", async () => {
