@@ -43,7 +43,7 @@ async function allLogsOf(address: Address, name: ContractName) {
 async function readTruth(): Promise<Holding[]> {
   const holdings: Holding[] = [];
   const c = history.contracts;
-  for (const key of [...ERC721_KEYS, "legacyErc721"] as const) {
+  for (const key of [...ERC721_KEYS, "legacyErc721", "paidMint"] as const) {
     const { address, contractName } = c[key];
     const ids = new Set<bigint>();
     for (const { event } of await allLogsOf(address, contractName)) {
