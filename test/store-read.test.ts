@@ -1,0 +1,169 @@
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { createPublicClient, http } from "viem";
+import type { Address } from "../src/core/hex.ts";
+import type { ContractType } from "../src/core/types.ts";
+import { generateHistory, type HistorySummary, historyGenesisTimestamp } from "../src/demo/activity.ts";
+import type { DemoContractKey } from "../src/demo/contracts.ts";
+import { type Anvil, startAnvil } from "../src/devchain/anvil.ts";
+import { type ContractListing, type ContractQuery, listContracts } from "../src/store/read/contracts.ts";
+import { listOwners, type Owner } from "../src/store/read/owners.ts";
+import { createTestDatabase, stopTestServer, type TestDatabase } from "./support/database.ts";
+import { indexUntil } from "./support/indexing.ts";
+
+const CHAIN_ID = 31337;
+const NFT_TYPES: ContractType[] = ["TYPE_ERC721", "TYPE_ERC1155", "TYPE_ERC721_LEGACY", "TYPE_CRYPTOPUNKS"];
+
+let anvil: Anvil;
+let db: TestDatabase;
+let history: HistorySummary;
+let client: ReturnType<typeof createPublicClient>;
+
+const all: ContractQuery = { limit: 10_000, offset: 0, direction: "asc", types: [], mintedAfter: undefined };
+
+/** Every page of `size` from the first, until a short page. */
+async function pages<T>(size: number, read: (offset: number) => Promise<T[]>): Promise<T[]> {
+  const rows: T[] = [];
+  for (let offset = 0; ; offset += size) {
+    const page = await read(offset);
+    assert.ok(page.length <= size);
+    rows.push(...page);
+    if (page.length < size) return rows;
+  }
+}
+
+describe("reading the store for the API", () => {
+  before(async () => {
+    anvil = await startAnvil({ chainId: CHAIN_ID, timestamp: historyGenesisTimestamp(30) });
+    history = await generateHistory({ rpcUrl: anvil.url, seed: "read", days: 30 });
+    client = createPublicClient({ transport: http(anvil.url) });
+    db = await createTestDatabase();
+    await indexUntil({ sql: db.sql, rpcUrl: anvil.url, chainId: CHAIN_ID, untilBlock: history.blocks.last });
+  });
+  after(async () => {
+    await db?.close();
+    await anvil?.stop();
+    await stopTestServer();
+  });
+
+  test("contracts: each NFT collection the chain deployed, with the transaction, sender and block time of its creation", async () => {
+    const listed = await listContracts(db.sql, CHAIN_ID, { ...all, types: NFT_TYPES });
+    const byAddress = new Map(listed.map((c) => [c.address, c]));
+    const expected: Partial<Record<DemoContractKey, ContractType>> = {
+      erc721: "TYPE_ERC721",
+      erc721Create2: "TYPE_ERC721",
+      erc721Create: "TYPE_ERC721",
+      erc721Consecutive: "TYPE_ERC721",
+      erc1155: "TYPE_ERC1155",
+      legacyErc721: "TYPE_ERC721_LEGACY",
+      punks: "TYPE_CRYPTOPUNKS",
+      paidMint: "TYPE_ERC721",
+    };
+    for (const [key, type] of Object.entries(expected) as [DemoContractKey, ContractType][]) {
+      const deployed = history.contracts[key];
+      const found = byAddress.get(deployed.address);
+      assert.ok(found, `${key} is listed`);
+      assert.ok(found.types.includes(type), `${key} is ${type}: ${found.types}`);
+      assert.equal(found.mintEvent.txHash, deployed.txHash, `${key}'s creating transaction`);
+      const tx = await client.getTransaction({ hash: deployed.txHash });
+      assert.equal(found.mintEvent.minter, tx.from.toLowerCase(), `${key}'s minter sent that transaction`);
+      const block = await client.getBlock({ blockNumber: BigInt(deployed.blockNumber) });
+      assert.equal(
+        found.mintEvent.blockTime?.getTime(),
+        Number(block.timestamp) * 1000,
+        `${key}'s mint time`,
+      );
+    }
+    // The wrapped coin and the stablecoin are contracts of the chain, not NFT collections.
+    assert.ok(!byAddress.has(history.contracts.weth.address));
+    const punks = await listContracts(db.sql, CHAIN_ID, { ...all, types: ["TYPE_CRYPTOPUNKS"] });
+    assert.deepEqual(
+      punks.map((c) => c.address),
+      [history.contracts.punks.address],
+    );
+  });
+
+  test("contracts: in mint order, paged without repeats or gaps, DESC the exact reverse of ASC", async () => {
+    const everything = await listContracts(db.sql, CHAIN_ID, all);
+    assert.ok(everything.length >= 8);
+    const time = (c: ContractListing) => c.mintEvent.blockTime?.getTime() ?? Number.POSITIVE_INFINITY;
+    for (let i = 1; i < everything.length; i++) {
+      const [a, b] = [everything[i - 1] as ContractListing, everything[i] as ContractListing];
+      assert.ok(time(a) < time(b) || (time(a) === time(b) && a.address < b.address), `order at ${i}`);
+    }
+    for (const size of [1, 3, 7]) {
+      const paged = await pages(size, (offset) =>
+        listContracts(db.sql, CHAIN_ID, { ...all, limit: size, offset }),
+      );
+      assert.deepEqual(paged, everything, `pages of ${size}`);
+    }
+    const descending = await pages(4, (offset) =>
+      listContracts(db.sql, CHAIN_ID, { ...all, direction: "desc", limit: 4, offset }),
+    );
+    assert.deepEqual(descending, [...everything].reverse());
+  });
+
+  test("contracts: blockTimestampGt keeps only contracts minted strictly after it", async () => {
+    const everything = await listContracts(db.sql, CHAIN_ID, all);
+    const middle = everything[Math.floor(everything.length / 2)] as ContractListing;
+    const at = middle.mintEvent.blockTime as Date;
+    const after = await listContracts(db.sql, CHAIN_ID, { ...all, mintedAfter: at });
+    assert.deepEqual(
+      after,
+      everything.filter((c) => (c.mintEvent.blockTime?.getTime() ?? 0) > at.getTime()),
+    );
+    assert.ok(
+      !after.some((c) => c.address === middle.address),
+      "a contract minted at that instant is left out",
+    );
+    assert.ok(after.length > 0 && after.length < everything.length);
+  });
+
+  test("owners: the collection's holders by units, paged without repeats or gaps, ASC the exact reverse of DESC", async () => {
+    for (const key of ["erc721", "erc1155", "punks"] as const) {
+      const contract = history.contracts[key].address;
+      const rows = await db.sql<{ holder: Uint8Array; units: string }[]>`
+        SELECT holder, units FROM collection_holders
+        WHERE chain_id = ${CHAIN_ID} AND contract = ${Buffer.from(contract.slice(2), "hex")}`;
+      const expected: Owner[] = rows
+        .map((r) => ({
+          address: `0x${Buffer.from(r.holder).toString("hex")}` as Address,
+          units: BigInt(r.units),
+        }))
+        .sort((a, b) =>
+          a.units === b.units ? (a.address < b.address ? -1 : 1) : a.units > b.units ? -1 : 1,
+        );
+      assert.ok(expected.length > 3, `${key} has holders`);
+      assert.ok(
+        expected.every((o) => o.units > 0n),
+        "only holders with units",
+      );
+      const desc = await listOwners(db.sql, CHAIN_ID, contract, { limit: 500, offset: 0, direction: "desc" });
+      assert.deepEqual(desc, expected, key);
+      const paged = await pages(2, (offset) =>
+        listOwners(db.sql, CHAIN_ID, contract, { limit: 2, offset, direction: "desc" }),
+      );
+      assert.deepEqual(paged, expected, `${key} in pages`);
+      const asc = await listOwners(db.sql, CHAIN_ID, contract, { limit: 500, offset: 0, direction: "asc" });
+      assert.deepEqual(asc, [...expected].reverse(), `${key} ascending`);
+      const top = await listOwners(db.sql, CHAIN_ID, contract, { limit: 1, offset: 0, direction: "desc" });
+      assert.deepEqual(top, expected.slice(0, 1));
+    }
+  });
+
+  test("owners: a collection nobody holds, or no contract at all, has none", async () => {
+    const nobody = "0x00000000000000000000000000000000000000ab" as Address;
+    assert.deepEqual(
+      await listOwners(db.sql, CHAIN_ID, nobody, { limit: 500, offset: 0, direction: "desc" }),
+      [],
+    );
+    assert.deepEqual(
+      await listOwners(db.sql, CHAIN_ID, history.contracts.weth.address, {
+        limit: 500,
+        offset: 0,
+        direction: "asc",
+      }),
+      [],
+    );
+  });
+});
