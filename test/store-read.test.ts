@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { createPublicClient, http } from "viem";
+import { isBurnAddress } from "../src/core/burn.ts";
 import type { Address } from "../src/core/hex.ts";
 import type { ContractType } from "../src/core/types.ts";
 import { generateHistory, type HistorySummary, historyGenesisTimestamp } from "../src/demo/activity.ts";
@@ -8,6 +9,7 @@ import type { DemoContractKey } from "../src/demo/contracts.ts";
 import { type Anvil, startAnvil } from "../src/devchain/anvil.ts";
 import { type ContractListing, type ContractQuery, listContracts } from "../src/store/read/contracts.ts";
 import { listOwners, type Owner } from "../src/store/read/owners.ts";
+import { collectionSeries, type SeriesPoint } from "../src/store/read/series.ts";
 import { createTestDatabase, stopTestServer, type TestDatabase } from "./support/database.ts";
 import { indexUntil } from "./support/indexing.ts";
 
@@ -165,5 +167,112 @@ describe("reading the store for the API", () => {
       }),
       [],
     );
+  });
+
+  test("series: supply, holders and sales per period match a replay of the stored transfers and sales", async () => {
+    const DAY = 86_400;
+    const first = await client.getBlock({ blockNumber: 1n });
+    const firstDay = Number(first.timestamp) - (Number(first.timestamp) % DAY);
+    const grids = [
+      // The whole history and a few days past its end, which carry today's holders.
+      { start: firstDay, periodSeconds: DAY, points: 36 },
+      // Ten days in the middle: holders at each end come from the changes after the window.
+      { start: firstDay + 8 * DAY, periodSeconds: DAY, points: 10 },
+      { start: firstDay + 12 * DAY, periodSeconds: 3600, points: 72 },
+      { start: firstDay + 15 * DAY, periodSeconds: 900, points: 96 },
+    ];
+    const hex = (b: Uint8Array) => `0x${Buffer.from(b).toString("hex")}` as Address;
+    for (const key of ["erc721", "erc1155", "punks", "paidMint"] as const) {
+      const contract = history.contracts[key].address;
+      const bytes = Buffer.from(contract.slice(2), "hex");
+      const transfers = await db.sql<{ from: Uint8Array; to: Uint8Array; amount: string; time: Date }[]>`
+        SELECT from_address AS from, to_address AS to, amount, block_time AS time FROM nft_transfers
+        WHERE chain_id = ${CHAIN_ID} AND contract = ${bytes} ORDER BY block_number, log_index, seq`;
+      const sales = await db.sql<{ quantity: string; total: string; time: Date }[]>`
+        SELECT quantity, total_native AS total, block_time AS time FROM sales
+        WHERE chain_id = ${CHAIN_ID} AND contract = ${bytes} AND kind = 'sale'`;
+      assert.ok(transfers.length > 3, `${key} moved`);
+      for (const grid of grids) {
+        const at = (i: number) => (grid.start + i * grid.periodSeconds) * 1000;
+        const units = new Map<Address, bigint>();
+        const apply = (t: (typeof transfers)[number], point?: SeriesPoint) => {
+          const amount = BigInt(t.amount);
+          if (isBurnAddress(hex(t.from))) {
+            if (point) point.minted += amount;
+          } else units.set(hex(t.from), (units.get(hex(t.from)) ?? 0n) - amount);
+          if (isBurnAddress(hex(t.to))) {
+            if (point) point.burned += amount;
+          } else units.set(hex(t.to), (units.get(hex(t.to)) ?? 0n) + amount);
+        };
+        let next = 0;
+        for (; next < transfers.length && (transfers[next]?.time.getTime() ?? 0) < at(0); next++) {
+          apply(transfers[next] as (typeof transfers)[number]);
+        }
+        const expected: SeriesPoint[] = [];
+        for (let i = 0; i < grid.points; i++) {
+          const point: SeriesPoint = {
+            start: new Date(at(i)),
+            minted: 0n,
+            burned: 0n,
+            holders: 0n,
+            sales: 0n,
+            units: 0n,
+            volume: 0n,
+            minUnitPrice: 0n,
+            maxUnitPrice: 0n,
+          };
+          for (; next < transfers.length && (transfers[next]?.time.getTime() ?? 0) < at(i + 1); next++) {
+            apply(transfers[next] as (typeof transfers)[number], point);
+          }
+          point.holders = BigInt([...units.values()].filter((u) => u > 0n).length);
+          for (const sale of sales) {
+            const time = sale.time.getTime();
+            if (time < at(i) || time >= at(i + 1)) continue;
+            const [quantity, total] = [BigInt(sale.quantity), BigInt(sale.total)];
+            const unit = total / quantity;
+            point.minUnitPrice = point.sales === 0n || unit < point.minUnitPrice ? unit : point.minUnitPrice;
+            point.maxUnitPrice = unit > point.maxUnitPrice ? unit : point.maxUnitPrice;
+            point.sales += 1n;
+            point.units += quantity;
+            point.volume += total;
+          }
+          expected.push(point);
+        }
+        const series = await collectionSeries(db.sql, CHAIN_ID, contract, {
+          start: new Date(grid.start * 1000),
+          periodSeconds: grid.periodSeconds,
+          points: grid.points,
+        });
+        assert.deepEqual(series, expected, `${key} on ${JSON.stringify(grid)}`);
+      }
+      if (key === "erc721" || key === "punks") {
+        const whole = await collectionSeries(db.sql, CHAIN_ID, contract, {
+          start: new Date(firstDay * 1000),
+          periodSeconds: DAY,
+          points: 36,
+        });
+        assert.ok(
+          whole.some((p) => p.sales > 0n),
+          `${key} has sales`,
+        );
+      }
+    }
+  });
+
+  test("series: a collection with no activity has every period, all zero", async () => {
+    const start = new Date(Date.UTC(2026, 0, 1));
+    const series = await collectionSeries(db.sql, CHAIN_ID, "0x00000000000000000000000000000000000000ab", {
+      start,
+      periodSeconds: 3600,
+      points: 24,
+    });
+    assert.equal(series.length, 24);
+    series.forEach((p, i) => {
+      assert.equal(p.start.getTime(), start.getTime() + i * 3_600_000);
+      assert.deepEqual(
+        [p.minted, p.burned, p.holders, p.sales, p.units, p.volume, p.minUnitPrice, p.maxUnitPrice],
+        [0n, 0n, 0n, 0n, 0n, 0n, 0n, 0n],
+      );
+    });
   });
 });

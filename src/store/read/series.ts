@@ -1,0 +1,92 @@
+import type { Address } from "../../core/hex.ts";
+import { bare, type Queryable } from "../database.ts";
+
+/** The grid a series is read on: `points` periods of `periodSeconds` from `start` (aligned by the caller). */
+export interface SeriesGrid {
+  start: Date;
+  periodSeconds: number;
+  points: number;
+}
+
+/** What one period of the grid holds, summed from the fifteen-minute buckets it covers. */
+export interface SeriesPoint {
+  start: Date;
+  minted: bigint;
+  burned: bigint;
+  /** Distinct holders at the end of the period (the current count for periods ending later than now). */
+  holders: bigint;
+  /** Sales, NFT units sold, their total price (wei) and the extreme unit prices (wei; 0 without sales). */
+  sales: bigint;
+  units: bigint;
+  volume: bigint;
+  minUnitPrice: bigint;
+  maxUnitPrice: bigint;
+}
+
+interface Row {
+  i: number;
+  minted: string;
+  burned: string;
+  holders_delta: string;
+  sales: string;
+  units: string;
+  volume: string;
+  lo: string | null;
+  hi: string | null;
+}
+
+/**
+ * A collection's supply, holders and sales on a grid, from its fifteen-minute buckets only (a
+ * period must be a whole number of them). Periods without activity are present with zeros. The
+ * holder count at the end of a period is today's count less the changes of every later bucket:
+ * nothing before the window needs reading, and periods ending in the future carry today's count.
+ */
+export async function collectionSeries(
+  sql: Queryable,
+  chainId: number,
+  contract: Address,
+  grid: SeriesGrid,
+): Promise<SeriesPoint[]> {
+  if (grid.periodSeconds <= 0 || grid.periodSeconds % 900 !== 0) {
+    throw new RangeError(`a period is a whole number of fifteen-minute buckets, not ${grid.periodSeconds} s`);
+  }
+  const address = Buffer.from(bare(contract), "hex");
+  const from = grid.start;
+  const to = new Date(grid.start.getTime() + grid.points * grid.periodSeconds * 1000);
+  const [rows, [later], [stats]] = await Promise.all([
+    sql<Row[]>`
+      SELECT floor(extract(epoch FROM bucket_start - ${from}::timestamptz) / ${grid.periodSeconds})::int AS i,
+             sum(minted)::text AS minted, sum(burned)::text AS burned, sum(holders_delta)::text AS holders_delta,
+             sum(sales)::text AS sales, sum(sold_units)::text AS units, sum(volume)::text AS volume,
+             min(min_unit_price)::text AS lo, max(max_unit_price)::text AS hi
+      FROM collection_buckets
+      WHERE chain_id = ${chainId} AND contract = ${address}
+        AND bucket_start >= ${from}::timestamptz AND bucket_start < ${to}::timestamptz
+      GROUP BY 1`,
+    sql<{ delta: string }[]>`
+      SELECT coalesce(sum(holders_delta), 0)::text AS delta FROM collection_buckets
+      WHERE chain_id = ${chainId} AND contract = ${address} AND bucket_start >= ${to}::timestamptz`,
+    sql<{ holders: string }[]>`
+      SELECT holders::text FROM collection_stats WHERE chain_id = ${chainId} AND contract = ${address}`,
+  ]);
+  const byIndex = new Map(rows.map((r) => [r.i, r]));
+  const points: SeriesPoint[] = [];
+  // Walked from the last period back: each one ends with the holders the next one started with.
+  let holders = BigInt(stats?.holders ?? 0) - BigInt(later?.delta ?? 0);
+  for (let i = grid.points - 1; i >= 0; i--) {
+    const r = byIndex.get(i);
+    points.push({
+      start: new Date(from.getTime() + i * grid.periodSeconds * 1000),
+      minted: BigInt(r?.minted ?? 0),
+      burned: BigInt(r?.burned ?? 0),
+      holders,
+      sales: BigInt(r?.sales ?? 0),
+      units: BigInt(r?.units ?? 0),
+      volume: BigInt(r?.volume ?? 0),
+      minUnitPrice: BigInt(r?.lo ?? 0),
+      maxUnitPrice: BigInt(r?.hi ?? 0),
+    });
+    holders -= BigInt(r?.holders_delta ?? 0);
+  }
+  return points.reverse();
+}
