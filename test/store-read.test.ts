@@ -275,4 +275,45 @@ describe("reading the store for the API", () => {
       );
     });
   });
+
+  test("days: each collection's day row is the sum of that day's buckets, kept batch by batch", async () => {
+    type Sums = [bigint, bigint, bigint, bigint, bigint, bigint, bigint];
+    interface Day {
+      sums: Sums;
+      lo: bigint | undefined;
+      hi: bigint | undefined;
+    }
+    const read = async (table: "collection_days" | "collection_buckets", time: "day" | "bucket_start") => {
+      const rows = await db.sql.unsafe<
+        { c: string; t: string; sums: string[]; lo: string | null; hi: string | null }[]
+      >(`
+        SELECT encode(contract, 'hex') AS c, extract(epoch FROM ${time})::bigint::text AS t,
+               ARRAY[minted::text, burned::text, holders_delta::text, transfers::text, sales::text,
+                     sold_units::text, volume::text] AS sums,
+               min_unit_price::text AS lo, max_unit_price::text AS hi
+        FROM ${table} WHERE chain_id = ${CHAIN_ID}`);
+      return rows.map((r) => ({
+        key: `${r.c}:${Number(r.t) - (Number(r.t) % 86_400)}`,
+        day: {
+          sums: r.sums.map(BigInt) as Sums,
+          lo: r.lo === null ? undefined : BigInt(r.lo),
+          hi: r.hi === null ? undefined : BigInt(r.hi),
+        },
+      }));
+    };
+    const expected = new Map<string, Day>();
+    for (const { key, day } of await read("collection_buckets", "bucket_start")) {
+      const sum = expected.get(key);
+      if (!sum) {
+        expected.set(key, day);
+        continue;
+      }
+      sum.sums = sum.sums.map((v, i) => v + (day.sums[i] as bigint)) as Sums;
+      if (day.lo !== undefined && (sum.lo === undefined || day.lo < sum.lo)) sum.lo = day.lo;
+      if (day.hi !== undefined && (sum.hi === undefined || day.hi > sum.hi)) sum.hi = day.hi;
+    }
+    const days = new Map((await read("collection_days", "day")).map(({ key, day }) => [key, day]));
+    assert.ok(expected.size > 20, "the history spans many collection days");
+    assert.deepEqual(days, expected);
+  });
 });

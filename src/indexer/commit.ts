@@ -7,6 +7,7 @@ import {
 } from "../store/contracts.ts";
 import { insertCreationsStatements } from "../store/creations.ts";
 import type { Sql } from "../store/database.ts";
+import { dayStatements, type TouchedDays, touchedDays } from "../store/days.ts";
 import {
   type EncodedOwnership,
   encodeOwnership,
@@ -57,6 +58,8 @@ export interface PreparedBatch {
   ownership: EncodedOwnership;
   sales: EncodedSales;
   saleBuckets: ReturnType<typeof tradesOfBatch>["buckets"];
+  /** The (collection, day) pairs whose buckets the batch changes: their day rows are worked out again. */
+  days: TouchedDays;
 }
 
 /** What a batch carries over to the next one, which may be prepared before it is written. */
@@ -101,6 +104,7 @@ export async function prepareBatch(
     ownership: encodeOwnership(effects),
     sales: encodeSales(trades.rows),
     saleBuckets: trades.buckets,
+    days: touchedDays([...effects.buckets, ...trades.buckets]),
   };
 }
 
@@ -162,6 +166,8 @@ export async function writeBatch(
     ...insertSkippedLogsStatements(tx, chainId, batch.skipped),
     ...ownershipStatements(tx, chainId, prepared.ownership),
     ...salesStatements(tx, chainId, prepared.sales, prepared.saleBuckets),
+    // After every bucket change: days are summed from their buckets.
+    ...dayStatements(tx, chainId, prepared.days),
     ...punkBidStatements(tx, chainId, batch.punkBids),
     ...poolStateStatements(tx, chainId, batch.poolStates),
     ...rememberBlocksStatements(tx, chainId, batch.headers, RECENT_BLOCKS_KEPT),

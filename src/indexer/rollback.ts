@@ -1,6 +1,7 @@
 import { forgetBlocksAfter, setNextBlock } from "../store/chain-state.ts";
 import { deleteContractsDiscoveredAfter } from "../store/contracts.ts";
 import { deleteCreationsAfter } from "../store/creations.ts";
+import { rebuildDaysAfter } from "../store/days.ts";
 import { applyOwnership, holderUnits, pruneAfterRollback } from "../store/ownership.ts";
 import { deletePoolStatesAfter } from "../store/pool-states.ts";
 import { deletePunkBidsAfter, rollbackSalesAfter } from "../store/sales.ts";
@@ -40,6 +41,8 @@ export async function rollbackAfter(
     await applyOwnership(tx, chainId, { ...effects, holders: restored }, -1);
     await deleteTransfersAfter(tx, chainId, ancestor);
     await pruneAfterRollback(tx, chainId, effects);
+    // While the ancestor's header is still known (blocks after it are forgotten below).
+    await rebuildDaysAfter(tx, chainId, ancestor);
     await deleteContractsDiscoveredAfter(tx, chainId, ancestor);
     await deleteCreationsAfter(tx, chainId, ancestor);
     await deleteSkippedLogsAfter(tx, chainId, ancestor);

@@ -12,6 +12,7 @@ const TABLES: Record<string, string> = {
   collection_holders: "chain_id, contract, holder",
   collection_stats: "chain_id, contract",
   collection_buckets: "chain_id, contract, bucket_start",
+  collection_days: "chain_id, contract, day",
   recent_blocks: "chain_id, number",
   sales: "chain_id, contract, block_number, log_index, seq, seller",
   sale_payments: "chain_id, contract, block_number, log_index, seq, seller, token",

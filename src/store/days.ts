@@ -1,0 +1,77 @@
+import type { Address } from "../core/hex.ts";
+import { bare, type Queryable } from "./database.ts";
+import type { Statement } from "./session.ts";
+
+/** Seconds in one day row. */
+export const DAY_SECONDS = 86_400;
+
+export function dayStart(unixSeconds: number): number {
+  return unixSeconds - (unixSeconds % DAY_SECONDS);
+}
+
+/** The (collection, day) pairs a batch changed buckets of, as the columns of the statements below. */
+export interface TouchedDays {
+  contracts: string[];
+  days: number[];
+}
+
+/** Each distinct (collection, day) of the given buckets (starts in Unix seconds). */
+export function touchedDays(buckets: Iterable<{ contract: Address; start: number }>): TouchedDays {
+  const seen = new Set<string>();
+  const touched: TouchedDays = { contracts: [], days: [] };
+  for (const { contract, start } of buckets) {
+    const day = dayStart(start);
+    const key = `${contract}${day}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    touched.contracts.push(bare(contract));
+    touched.days.push(day);
+  }
+  return touched;
+}
+
+/**
+ * Works the touched days out again from their buckets: deleted first, so that a day whose
+ * buckets are all gone (after a rollback) leaves no row. Runs after the buckets are written.
+ */
+export function dayStatements(sql: Queryable, chainId: number, touched: TouchedDays): Statement[] {
+  if (touched.days.length === 0) return [];
+  return [
+    sql`
+    DELETE FROM collection_days t
+    USING unnest(${touched.contracts}::text[], ${touched.days}::bigint[]) AS u(c, d)
+    WHERE t.chain_id = ${chainId} AND t.contract = decode(u.c, 'hex') AND t.day = to_timestamp(u.d)`,
+    sql`
+    INSERT INTO collection_days (chain_id, contract, day, minted, burned, holders_delta, transfers, sales, sold_units,
+                                 volume, min_unit_price, max_unit_price)
+    SELECT ${chainId}, b.contract, to_timestamp(u.d), sum(b.minted), sum(b.burned), sum(b.holders_delta),
+           sum(b.transfers), sum(b.sales), sum(b.sold_units), sum(b.volume), min(b.min_unit_price),
+           max(b.max_unit_price)
+    FROM unnest(${touched.contracts}::text[], ${touched.days}::bigint[]) AS u(c, d)
+    JOIN collection_buckets b ON b.chain_id = ${chainId} AND b.contract = decode(u.c, 'hex')
+      AND b.bucket_start >= to_timestamp(u.d) AND b.bucket_start < to_timestamp(u.d + ${DAY_SECONDS})
+    GROUP BY b.contract, u.d`,
+  ];
+}
+
+/**
+ * After a rollback to `ancestor`: every day from the ancestor's own is worked out again from the
+ * buckets that remain (whatever was undone happened at or after the ancestor's time).
+ */
+export async function rebuildDaysAfter(sql: Queryable, chainId: number, ancestor: number): Promise<void> {
+  const [block] = await sql<{ time: number }[]>`
+    SELECT extract(epoch FROM block_time)::bigint AS time FROM recent_blocks
+    WHERE chain_id = ${chainId} AND number = ${ancestor}`;
+  // Without the ancestor's header (it is always kept while a rollback can reach it), every day.
+  const from = block === undefined ? 0 : dayStart(Number(block.time));
+  await sql`DELETE FROM collection_days WHERE chain_id = ${chainId} AND day >= to_timestamp(${from})`;
+  await sql`
+    INSERT INTO collection_days (chain_id, contract, day, minted, burned, holders_delta, transfers, sales, sold_units,
+                                 volume, min_unit_price, max_unit_price)
+    SELECT chain_id, contract, date_bin('1 day', bucket_start, TIMESTAMPTZ 'epoch'), sum(minted), sum(burned),
+           sum(holders_delta), sum(transfers), sum(sales), sum(sold_units), sum(volume), min(min_unit_price),
+           max(max_unit_price)
+    FROM collection_buckets
+    WHERE chain_id = ${chainId} AND bucket_start >= to_timestamp(${from})
+    GROUP BY 1, 2, 3`;
+}
