@@ -20,6 +20,8 @@ CREATE TABLE collection_days (
   PRIMARY KEY (chain_id, contract, day)
 );
 CREATE INDEX collection_days_by_day ON collection_days (chain_id, day);
+-- Rankings read every collection's buckets at the edges of a window.
+CREATE INDEX collection_buckets_by_start ON collection_buckets (chain_id, bucket_start);
 
 INSERT INTO collection_days (chain_id, contract, day, minted, burned, holders_delta, transfers, sales, sold_units,
                              volume, min_unit_price, max_unit_price)
@@ -30,4 +32,5 @@ FROM collection_buckets
 GROUP BY 1, 2, 3;
 
 -- Down Migration
+DROP INDEX collection_buckets_by_start;
 DROP TABLE collection_days;

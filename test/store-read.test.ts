@@ -10,6 +10,7 @@ import { type Anvil, startAnvil } from "../src/devchain/anvil.ts";
 import { type ContractListing, type ContractQuery, listContracts } from "../src/store/read/contracts.ts";
 import { listOwners, type Owner } from "../src/store/read/owners.ts";
 import { collectionSeries, type SeriesPoint } from "../src/store/read/series.ts";
+import { type Ranked, type RankingMetric, topCollections } from "../src/store/read/top.ts";
 import { createTestDatabase, stopTestServer, type TestDatabase } from "./support/database.ts";
 import { indexUntil } from "./support/indexing.ts";
 
@@ -315,5 +316,76 @@ describe("reading the store for the API", () => {
     const days = new Map((await read("collection_days", "day")).map(({ key, day }) => [key, day]));
     assert.ok(expected.size > 20, "the history spans many collection days");
     assert.deepEqual(days, expected);
+  });
+
+  test("top collections: ranked by each metric over whole days and partial ones, as the stored sales say, in pages", async () => {
+    const DAY = 86_400;
+    const first = await client.getBlock({ blockNumber: 1n });
+    const firstDay = Number(first.timestamp) - (Number(first.timestamp) % DAY);
+    const sales = await db.sql<{ c: string; quantity: string; total: string; time: Date }[]>`
+      SELECT encode(contract, 'hex') AS c, quantity, total_native AS total, block_time AS time FROM sales
+      WHERE chain_id = ${CHAIN_ID} AND kind = 'sale'`;
+    const names = new Map(
+      (
+        await db.sql<{ c: string; name: string }[]>`
+          SELECT encode(address, 'hex') AS c, name FROM contracts WHERE chain_id = ${CHAIN_ID}`
+      ).map((r) => [r.c, r.name]),
+    );
+    const windows = [
+      [firstDay, firstDay + 40 * DAY],
+      // Partial days at both ends.
+      [firstDay + 5 * DAY + 6 * 3600 + 900, firstDay + 20 * DAY + 3 * 3600],
+      // Inside one day.
+      [firstDay + 10 * DAY + 3600, firstDay + 10 * DAY + 20 * 3600],
+    ] as const;
+    for (const [from, to] of windows) {
+      const sums = new Map<string, Ranked>();
+      for (const s of sales) {
+        const t = s.time.getTime() / 1000;
+        if (t < from || t >= to) continue;
+        const r = sums.get(s.c) ?? {
+          contract: `0x${s.c}` as Address,
+          name: names.get(s.c) ?? "",
+          sales: 0n,
+          units: 0n,
+          volume: 0n,
+          maxUnitPrice: 0n,
+        };
+        const [quantity, total] = [BigInt(s.quantity), BigInt(s.total)];
+        r.sales += 1n;
+        r.units += quantity;
+        r.volume += total;
+        if (total / quantity > r.maxUnitPrice) r.maxUnitPrice = total / quantity;
+        sums.set(s.c, r);
+      }
+      const value: Record<RankingMetric, (r: Ranked) => bigint> = {
+        volume: (r) => r.volume,
+        sales: (r) => r.sales,
+        maxPrice: (r) => r.maxUnitPrice,
+        avgPrice: (r) => r.volume / r.units,
+      };
+      assert.ok(sums.size >= 2 || to - from < 2 * DAY, "the window holds sales of several collections");
+      for (const metric of Object.keys(value) as RankingMetric[]) {
+        const expected = [...sums.values()].sort((a, b) => {
+          const [x, y] = [value[metric](a), value[metric](b)];
+          return x === y ? (a.contract < b.contract ? -1 : 1) : x > y ? -1 : 1;
+        });
+        const window = { from: new Date(from * 1000), to: new Date(to * 1000), metric };
+        const ranked = await topCollections(db.sql, CHAIN_ID, { ...window, limit: 500, offset: 0 });
+        assert.deepEqual(ranked, expected, `${metric} over ${from}..${to}`);
+        const paged = await pages(2, (offset) =>
+          topCollections(db.sql, CHAIN_ID, { ...window, limit: 2, offset }),
+        );
+        assert.deepEqual(paged, expected, `${metric} in pages`);
+      }
+    }
+    const empty = {
+      from: new Date(0),
+      to: new Date(3600_000),
+      metric: "volume" as const,
+      limit: 20,
+      offset: 0,
+    };
+    assert.deepEqual(await topCollections(db.sql, CHAIN_ID, empty), []);
   });
 });
