@@ -1,5 +1,6 @@
 import type { Address } from "../../core/hex.ts";
 import { bare, type Queryable } from "../database.ts";
+import { DAY_SECONDS } from "../days.ts";
 
 /** The grid a series is read on: `points` periods of `periodSeconds` from `start` (aligned by the caller). */
 export interface SeriesGrid {
@@ -36,8 +37,9 @@ interface Row {
 }
 
 /**
- * A collection's supply, holders and sales on a grid, from its fifteen-minute buckets only (a
- * period must be a whole number of them). Periods without activity are present with zeros. The
+ * A collection's supply, holders and sales on a grid, from its fifteen-minute buckets and their
+ * day sums only (a period must be a whole number of buckets; whole days on day boundaries read
+ * one row a day). Periods without activity are present with zeros. The
  * holder count at the end of a period is today's count less the changes of every later bucket:
  * nothing before the window needs reading, and periods ending in the future carry today's count.
  */
@@ -53,8 +55,21 @@ export async function collectionSeries(
   const address = Buffer.from(bare(contract), "hex");
   const from = grid.start;
   const to = new Date(grid.start.getTime() + grid.points * grid.periodSeconds * 1000);
+  // Periods of whole days on day boundaries read the day rows; others the buckets.
+  const daily = grid.periodSeconds % DAY_SECONDS === 0 && (from.getTime() / 1000) % DAY_SECONDS === 0;
+  const laterDays = Math.ceil(to.getTime() / 1000 / DAY_SECONDS) * DAY_SECONDS;
   const [rows, [later], [stats]] = await Promise.all([
-    sql<Row[]>`
+    daily
+      ? sql<Row[]>`
+      SELECT floor(extract(epoch FROM day - ${from}::timestamptz) / ${grid.periodSeconds})::int AS i,
+             sum(minted)::text AS minted, sum(burned)::text AS burned, sum(holders_delta)::text AS holders_delta,
+             sum(sales)::text AS sales, sum(sold_units)::text AS units, sum(volume)::text AS volume,
+             min(min_unit_price)::text AS lo, max(max_unit_price)::text AS hi
+      FROM collection_days
+      WHERE chain_id = ${chainId} AND contract = ${address}
+        AND day >= ${from}::timestamptz AND day < ${to}::timestamptz
+      GROUP BY 1`
+      : sql<Row[]>`
       SELECT floor(extract(epoch FROM bucket_start - ${from}::timestamptz) / ${grid.periodSeconds})::int AS i,
              sum(minted)::text AS minted, sum(burned)::text AS burned, sum(holders_delta)::text AS holders_delta,
              sum(sales)::text AS sales, sum(sold_units)::text AS units, sum(volume)::text AS volume,
@@ -63,9 +78,14 @@ export async function collectionSeries(
       WHERE chain_id = ${chainId} AND contract = ${address}
         AND bucket_start >= ${from}::timestamptz AND bucket_start < ${to}::timestamptz
       GROUP BY 1`,
+    // The changes after the window: buckets up to the next day boundary, day rows from there.
     sql<{ delta: string }[]>`
-      SELECT coalesce(sum(holders_delta), 0)::text AS delta FROM collection_buckets
-      WHERE chain_id = ${chainId} AND contract = ${address} AND bucket_start >= ${to}::timestamptz`,
+      SELECT (coalesce((SELECT sum(holders_delta) FROM collection_buckets
+                        WHERE chain_id = ${chainId} AND contract = ${address}
+                          AND bucket_start >= ${to}::timestamptz AND bucket_start < to_timestamp(${laterDays})), 0)
+            + coalesce((SELECT sum(holders_delta) FROM collection_days
+                        WHERE chain_id = ${chainId} AND contract = ${address}
+                          AND day >= to_timestamp(${laterDays})), 0))::text AS delta`,
     sql<{ holders: string }[]>`
       SELECT holders::text FROM collection_stats WHERE chain_id = ${chainId} AND contract = ${address}`,
   ]);
