@@ -136,6 +136,78 @@ describe("messages serialise to the wire format", () => {
   });
 });
 
+describe("the OpenAPI document describes the same operations", () => {
+  const document = JSON.parse(
+    readFileSync(new URL("../openapi/mintlens.v1beta2.json", import.meta.url), "utf8"),
+  ) as JsonObject;
+
+  test("the nine seed paths, GET only, each with its parameters and the error answers", () => {
+    const paths = document.paths as Record<string, { get: JsonObject }>;
+    assert.deepEqual(
+      Object.keys(paths).sort(),
+      Object.values(SEED)
+        .map((s) => s.get)
+        .sort(),
+    );
+    for (const [name, seed] of Object.entries(SEED)) {
+      const item = paths[seed.get] as Record<string, JsonObject>;
+      assert.deepEqual(Object.keys(item), ["get"], seed.get);
+      const operation = item.get as JsonObject;
+      assert.equal(operation.operationId, name);
+      const parameters = operation.parameters as JsonObject[];
+      const inPath = [...seed.get.matchAll(/\{([a-z_]+)\}/g)].map((m) => m[1]);
+      assert.deepEqual(
+        parameters.filter((p) => p.in === "path").map((p) => p.name),
+        inPath,
+      );
+      assert.deepEqual(
+        parameters.filter((p) => p.in === "query").map((p) => p.name),
+        seed.query,
+      );
+      const statuses = Object.keys(operation.responses as JsonObject);
+      const notFound = name === "GetNftDetails" || name === "GetNftRawMetadata";
+      assert.deepEqual(statuses, ["200", "400", "401", ...(notFound ? ["404"] : []), "429", "500", "503"]);
+    }
+    assert.deepEqual(document.security, [{ ApiKey: [] }]);
+    const components = document.components as JsonObject;
+    assert.deepEqual((components.securitySchemes as JsonObject).ApiKey, {
+      type: "apiKey",
+      in: "header",
+      name: "X-API-Key",
+      description: "The user's API key.",
+    });
+  });
+
+  test("every reference resolves, and fields have their JSON form", () => {
+    const text = JSON.stringify(document);
+    for (const [, target] of text.matchAll(/"\$ref":"#\/([^"]+)"/g)) {
+      let node: unknown = document;
+      for (const key of (target as string).split("/")) node = (node as JsonObject)[key];
+      assert.ok(node !== undefined, `#/${target} does not resolve`);
+    }
+    const schemas = (document.components as JsonObject).schemas as Record<string, JsonObject>;
+    const blockchainEvent = schemas.BlockchainEvent?.properties as Record<string, JsonObject>;
+    assert.equal(blockchainEvent.logIndex?.type, "string", "uint64 is a JSON string");
+    const contract = schemas.Contract?.properties as Record<string, JsonObject>;
+    assert.equal(contract.decimals?.type, "integer");
+    assert.deepEqual(
+      schemas.AttributedBy?.enum,
+      AttributedBySchema.values.map((v) => v.name),
+    );
+    const paths = document.paths as Record<string, { get: { parameters: JsonObject[] } }>;
+    const top = paths["/collections/v1beta2/top/{metric}/{duration}"];
+    assert.ok(top);
+    const metric = top.get.parameters.find((p) => p.name === "metric");
+    assert.ok(metric);
+    assert.deepEqual(
+      (metric.schema as JsonObject).enum,
+      ["METRIC_SALES_VOLUME", "METRIC_SALES_QUANTITY", "METRIC_MAX_PRICE", "METRIC_AVG_PRICE"],
+      "a parameter lists the values a request may send, never METRIC_UNSPECIFIED",
+    );
+    assert.deepEqual(schemas.Status?.required, ["code", "message", "details"]);
+  });
+});
+
 const RECORDED = new URL("../../shared/realdata/dashbrd-mnemonic-responses/", import.meta.url);
 const recorded = existsSync(RECORDED)
   ? {}
