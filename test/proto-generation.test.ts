@@ -6,6 +6,7 @@ import { join, relative } from "node:path";
 import { after, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { bufBinary } from "../scripts/buf.ts";
 
 /**
  * src/gen/ and openapi/ are generated from proto/ by `npm run gen:proto` and committed. Generating
@@ -14,7 +15,7 @@ import { promisify } from "node:util";
  */
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
-const BUF = join(ROOT, "node_modules", ".bin", "buf");
+const BUF = bufBinary();
 const GENERATED = ["src/gen", "openapi"];
 
 const run = promisify(execFile);
