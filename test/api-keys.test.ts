@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
 import { createHash, timingSafeEqual } from "node:crypto";
 import { after, before, describe, test } from "node:test";
+import { fileURLToPath } from "node:url";
 import { createKeyVerifier, DEFAULT_CACHE_TTL_MS } from "../src/api/key-verifier.ts";
 import {
   generateKey,
@@ -15,6 +17,7 @@ import { findApiKey, insertApiKey, replaceApiKey, revokeApiKey } from "../src/st
 import { connectDatabase } from "../src/store/database.ts";
 import { createTestDatabase, stopTestServer, type TestDatabase } from "./support/database.ts";
 
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const KEY_SHAPE = /^ml_[0-9a-f]{16}_[A-Za-z0-9_-]{43}$/;
 
 after(() => stopTestServer());
@@ -221,5 +224,156 @@ describe("API keys: the verifier against PostgreSQL", () => {
     await assert.rejects(
       insertApiKey(db.sql, { userName: "long-id", keyId: `${key.keyId}0`, keyHash: key.hash }),
     );
+  });
+});
+
+function mintlens(args: string[]) {
+  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts", ...args], {
+    cwd: ROOT,
+    env: { ...process.env, DATABASE_URL: "", MINTLENS_CHAINS: "" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (c: Buffer) => {
+    stdout += c.toString();
+  });
+  child.stderr.on("data", (c: Buffer) => {
+    stderr += c.toString();
+  });
+  const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
+  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** The lines of stderr that are the command's own messages, not structured logs. */
+function message(stderr: string): string {
+  return stderr
+    .split("\n")
+    .filter((l) => l.startsWith("mintlens:"))
+    .join("\n");
+}
+
+describe("mintlens keys", () => {
+  let db: TestDatabase;
+  before(async () => {
+    db = await createTestDatabase();
+  });
+  after(async () => {
+    await db?.close();
+  });
+
+  const keys = (...args: string[]) => mintlens(["keys", ...args, "--database-url", db.url]);
+  const check = (presented: string) => createKeyVerifier({ sql: db.sql }).verify(presented);
+  const printed: string[] = [];
+
+  test("create prints the key alone on stdout, once; a second create points to rotate", async () => {
+    const created = await keys("create", "alice");
+    assert.equal(created.code, 0, created.stderr);
+    assert.match(created.stdout, /^ml_[0-9a-f]{16}_[A-Za-z0-9_-]{43}\n$/);
+    const key = created.stdout.trim();
+    printed.push(key);
+    assert.deepEqual(await check(key), { ok: true, userName: "alice", keyId: parseKey(key)?.keyId });
+
+    const again = await keys("create", "alice");
+    assert.equal(again.code, 1);
+    assert.equal(again.stdout, "");
+    assert.equal(
+      message(again.stderr),
+      "mintlens: user alice already has an API key; `mintlens keys rotate alice` replaces it",
+    );
+    assert.equal((await check(key)).ok, true, "the first key still works");
+  });
+
+  test("rotate prints a new key; the old one stops working", async () => {
+    const rotated = await keys("rotate", "alice");
+    assert.equal(rotated.code, 0, rotated.stderr);
+    assert.match(rotated.stdout, /^ml_[0-9a-f]{16}_[A-Za-z0-9_-]{43}\n$/);
+    const key = rotated.stdout.trim();
+    const old = printed.at(-1) as string;
+    printed.push(key);
+    assert.notEqual(key, old);
+    assert.equal((await check(key)).ok, true);
+    assert.equal((await check(old)).ok, false);
+  });
+
+  test("revoke disables the key; create then refuses, rotate re-enables the user", async () => {
+    const revoked = await keys("revoke", "alice");
+    assert.equal(revoked.code, 0, revoked.stderr);
+    assert.equal(revoked.stdout, "");
+    assert.deepEqual(await check(printed.at(-1) as string), { ok: false, reason: "revoked" });
+
+    const create = await keys("create", "alice");
+    assert.equal(create.code, 1);
+    assert.match(
+      message(create.stderr),
+      /^mintlens: the API key of user alice was revoked at \S+; `mintlens keys rotate alice` gives the user a new key$/,
+    );
+
+    const rotated = await keys("rotate", "alice");
+    assert.equal(rotated.code, 0, rotated.stderr);
+    const key = rotated.stdout.trim();
+    printed.push(key);
+    assert.equal((await check(key)).ok, true);
+  });
+
+  test("list shows users, key ids and times, and never a key or its hash", async () => {
+    const bob = await keys("create", "bob");
+    assert.equal(bob.code, 0, bob.stderr);
+    printed.push(bob.stdout.trim());
+    const listed = await keys("list");
+    assert.equal(listed.code, 0, listed.stderr);
+    const lines = listed.stdout.trimEnd().split("\n");
+    assert.equal(lines.length, 3, listed.stdout);
+    assert.match(lines[0] as string, /^USER +KEY ID +CREATED +ROTATED +REVOKED$/);
+    const [, aliceLine, bobLine] = lines;
+    const aliceId = parseKey(printed.at(-2) as string)?.keyId;
+    const bobId = parseKey(printed.at(-1) as string)?.keyId;
+    assert.match(aliceLine as string, new RegExp(`^alice +ml_${aliceId} +\\S+Z +\\S+Z +-$`));
+    assert.match(bobLine as string, new RegExp(`^bob +ml_${bobId} +\\S+Z +- +-$`));
+
+    const rows = await db.sql<{ key_hash: Buffer }[]>`SELECT key_hash FROM api_keys`;
+    const output = listed.stdout + listed.stderr;
+    for (const key of printed) {
+      const secret = parseKey(key)?.secret as string;
+      assert.ok(!output.includes(secret), "no secret in the listing");
+    }
+    for (const { key_hash } of rows) {
+      for (const encoding of ["hex", "base64", "base64url"] as const) {
+        assert.ok(!output.includes(key_hash.toString(encoding)), `no hash (${encoding}) in the listing`);
+      }
+    }
+  });
+
+  test("a bad user name is refused before the database is opened", async () => {
+    const refused = await mintlens([
+      "keys",
+      "create",
+      "Bad Name!",
+      "--database-url",
+      "postgres://127.0.0.1:9/none",
+    ]);
+    assert.equal(refused.code, 1);
+    assert.equal(refused.stdout, "");
+    assert.equal(
+      message(refused.stderr),
+      `mintlens: invalid user name "Bad Name!": use 1 to 64 lowercase letters, digits, '.', '_' or '-', starting with a letter or digit`,
+    );
+  });
+
+  test("rotating or revoking an unknown user is one clear error", async () => {
+    for (const command of ["rotate", "revoke"]) {
+      const result = await keys(command, "nobody");
+      assert.equal(result.code, 1, command);
+      assert.equal(result.stdout, "");
+      assert.equal(
+        message(result.stderr),
+        "mintlens: no API key for user nobody; `mintlens keys create nobody` creates one",
+      );
+    }
   });
 });
