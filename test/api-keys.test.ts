@@ -215,6 +215,18 @@ describe("API keys: the verifier against PostgreSQL", () => {
     assert.deepEqual(await verifier.verify(key.key), { ok: false, reason: "revoked" });
   });
 
+  test("a row forgotten by a full cache while it is being read still answers its check", async () => {
+    const verifier = createKeyVerifier({ sql: db.sql, cacheMaxEntries: 1 });
+    const heidi = await issue("heidi");
+    const ivan = await issue("ivan");
+    // Ivan's lookup evicts Heidi's while hers is still under way.
+    const checks = await Promise.all([heidi.key, ivan.key, heidi.key].map((k) => verifier.verify(k)));
+    assert.deepEqual(
+      checks.map((c) => (c.ok ? c.userName : c.reason)),
+      ["heidi", "ivan", "heidi"],
+    );
+  });
+
   test("the table refuses what the CLI would refuse", async () => {
     const key = generateKey();
     await assert.rejects(insertApiKey(db.sql, { userName: "Bad Name", keyId: key.keyId, keyHash: key.hash }));

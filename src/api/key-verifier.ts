@@ -60,6 +60,8 @@ export function createKeyVerifier(options: KeyVerifierOptions): KeyVerifier {
     // Ages are read from the clock on every check, never from a copy kept for a millisecond.
     ttlResolution: 0,
     ...(options.now ? { perf: { now: options.now } } : {}),
+    // A lookup under way whose entry a full cache forgets still answers the checks waiting on it.
+    ignoreFetchAbort: true,
     fetchMethod: async (keyId) => (await findApiKey(sql, keyId)) ?? ABSENT,
   });
 
