@@ -1,6 +1,7 @@
 import { Command } from "commander";
 import { registerDemoCommand } from "./cli/demo-command.ts";
 import { registerIndexCommand } from "./cli/index-command.ts";
+import { registerKeysCommand } from "./cli/keys-command.ts";
 import { registerMigrateCommand } from "./cli/migrate-command.ts";
 import { createLifecycle } from "./cli/shutdown.ts";
 import { ignoreStrayConnectionRejections } from "./cli/stray-rejections.ts";
@@ -19,6 +20,7 @@ const program = new Command()
 registerIndexCommand(program, lifecycle, environment);
 registerDemoCommand(program, lifecycle, environment);
 registerMigrateCommand(program, lifecycle, environment);
+registerKeysCommand(program, lifecycle, environment);
 
 const report = (error: unknown) => {
   if (error instanceof ConfigError || error instanceof UserFacingError) {
