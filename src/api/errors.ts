@@ -1,0 +1,164 @@
+/**
+ * The API's errors, sorted by what the caller should do, and the one table that maps them to gRPC
+ * codes and HTTP statuses. Handlers throw these; the REST and gRPC adapters turn whatever was
+ * thrown into a response with `toApiError` and never build a failure response themselves.
+ *
+ * | class                   | gRPC code              | HTTP | the caller should            |
+ * |-------------------------|------------------------|------|------------------------------|
+ * | InvalidArgumentError    | INVALID_ARGUMENT (3)   | 400  | fix the named field          |
+ * | NotFoundError           | NOT_FOUND (5)          | 404  | stop asking for it           |
+ * | UnauthenticatedError    | UNAUTHENTICATED (16)   | 401  | send a valid API key         |
+ * | ResourceExhaustedError  | RESOURCE_EXHAUSTED (8) | 429  | wait `Retry-After` seconds   |
+ * | InternalError           | INTERNAL (13)          | 500  | report it (a bug)            |
+ * | UnavailableError        | UNAVAILABLE (14)       | 503  | retry later                  |
+ */
+import { TransientError } from "../core/errors.ts";
+import { classifyDatabaseError } from "../store/errors.ts";
+
+/** The gRPC status codes the API uses (google.rpc.Code). */
+export const GrpcCode = {
+  INVALID_ARGUMENT: 3,
+  NOT_FOUND: 5,
+  RESOURCE_EXHAUSTED: 8,
+  INTERNAL: 13,
+  UNAVAILABLE: 14,
+  UNAUTHENTICATED: 16,
+} as const;
+export type GrpcCodeName = keyof typeof GrpcCode;
+export type GrpcCodeNumber = (typeof GrpcCode)[GrpcCodeName];
+
+/** The one mapping from a gRPC code to its HTTP status. */
+export const HTTP_STATUS: Readonly<Record<GrpcCodeNumber, number>> = {
+  [GrpcCode.INVALID_ARGUMENT]: 400,
+  [GrpcCode.NOT_FOUND]: 404,
+  [GrpcCode.RESOURCE_EXHAUSTED]: 429,
+  [GrpcCode.INTERNAL]: 500,
+  [GrpcCode.UNAVAILABLE]: 503,
+  [GrpcCode.UNAUTHENTICATED]: 401,
+};
+
+/** The JSON form of `google.rpc.Status`, the body of every REST error response. */
+export interface ErrorBody {
+  code: GrpcCodeNumber;
+  message: string;
+  details: [];
+}
+
+/** Every error the API shows a client. Its message is written for the client and is safe to show. */
+export abstract class ApiError extends Error {
+  abstract readonly code: GrpcCodeNumber;
+  override readonly name: string = "ApiError";
+
+  get httpStatus(): number {
+    return HTTP_STATUS[this.code];
+  }
+
+  /** Response headers the error calls for besides the body's content type (`Retry-After`). */
+  httpHeaders(): Record<string, string> {
+    return {};
+  }
+
+  body(): ErrorBody {
+    return { code: this.code, message: this.message, details: [] };
+  }
+}
+
+const SNAKE_CASE = /^[a-z][a-z0-9]*(_[a-z0-9]+)*$/;
+
+/** A request value is malformed or out of range: the message names the field, `"<field>: <problem>"`. */
+export class InvalidArgumentError extends ApiError {
+  readonly code = GrpcCode.INVALID_ARGUMENT;
+  override readonly name = "InvalidArgumentError";
+
+  /**
+   * @param field the request field in snake_case, as in the `.proto` (`contract_address`, `timestamp_lt`)
+   * @param problem what is wrong with it, for the client
+   */
+  constructor(
+    readonly field: string,
+    readonly problem: string,
+  ) {
+    if (!SNAKE_CASE.test(field)) throw new TypeError(`not a snake_case field name: ${JSON.stringify(field)}`);
+    super(`${field}: ${problem}`);
+  }
+}
+
+/** The requested resource does not exist (an NFT that was never minted). */
+export class NotFoundError extends ApiError {
+  readonly code = GrpcCode.NOT_FOUND;
+  override readonly name = "NotFoundError";
+}
+
+/** No API key, or one that is unknown, revoked or rotated away. */
+export class UnauthenticatedError extends ApiError {
+  readonly code = GrpcCode.UNAUTHENTICATED;
+  override readonly name = "UnauthenticatedError";
+
+  constructor(message = "a valid API key is required (header X-API-Key, gRPC metadata x-api-key)") {
+    super(message);
+  }
+}
+
+/** The key's rate limit is used up: retry after `retryAfterSeconds` (a whole number, at least 1). */
+export class ResourceExhaustedError extends ApiError {
+  readonly code = GrpcCode.RESOURCE_EXHAUSTED;
+  override readonly name = "ResourceExhaustedError";
+  readonly retryAfterSeconds: number;
+
+  constructor(retryAfterSeconds: number, message = "rate limit exceeded") {
+    super(message);
+    // Retry-After takes whole seconds; rounding up never tells a client to come back too early.
+    this.retryAfterSeconds = Number.isFinite(retryAfterSeconds)
+      ? Math.max(1, Math.ceil(retryAfterSeconds))
+      : 1;
+  }
+
+  override httpHeaders(): Record<string, string> {
+    return { "Retry-After": String(this.retryAfterSeconds) };
+  }
+}
+
+/** A bug. The message shown is generic; what went wrong is in `cause`, for the logs only. */
+export class InternalError extends ApiError {
+  readonly code = GrpcCode.INTERNAL;
+  override readonly name = "InternalError";
+
+  constructor(options?: { cause?: unknown }) {
+    super("internal error", options);
+  }
+}
+
+/** A passing fault (the database is unreachable or failing over): retry later. The cause is for the logs only. */
+export class UnavailableError extends ApiError {
+  readonly code = GrpcCode.UNAVAILABLE;
+  override readonly name = "UnavailableError";
+
+  constructor(options?: { cause?: unknown }) {
+    super("the service is temporarily unavailable; retry later", options);
+  }
+}
+
+/**
+ * What a client is shown for anything thrown: an ApiError as it is; a lost database connection or
+ * another passing fault as UNAVAILABLE; anything else as INTERNAL with a generic message (the
+ * original stays in `cause`, for the logs).
+ */
+export function toApiError(error: unknown): ApiError {
+  if (error instanceof ApiError) return error;
+  if (error instanceof TransientError || classifyDatabaseError(error) === "connection") {
+    return new UnavailableError({ cause: error });
+  }
+  return new InternalError({ cause: error });
+}
+
+/** A REST error response: status, headers and the `google.rpc.Status` JSON body. */
+export interface HttpErrorResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: ErrorBody;
+}
+
+export function httpErrorResponse(error: unknown): HttpErrorResponse {
+  const apiError = toApiError(error);
+  return { status: apiError.httpStatus, headers: apiError.httpHeaders(), body: apiError.body() };
+}
