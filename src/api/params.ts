@@ -53,7 +53,7 @@ export function single(field: string, raw: string | readonly string[] | undefine
 // Enumerations. Each value's number is its place in the list, from 1; 0 is `*_UNSPECIFIED`. The
 // `.proto` enums number their values the same way.
 
-interface EnumSpec<T extends string> {
+export interface EnumSpec<T extends string> {
   readonly unspecified: string;
   readonly names: readonly T[];
 }
