@@ -1,13 +1,14 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { createPublicClient, http } from "viem";
-import { isBurnAddress } from "../src/core/burn.ts";
+import { createPublicClient, http, parseAbiItem } from "viem";
+import { BURN_ADDRESSES, isBurnAddress } from "../src/core/burn.ts";
 import type { Address } from "../src/core/hex.ts";
 import type { ContractType } from "../src/core/types.ts";
 import { generateHistory, type HistorySummary, historyGenesisTimestamp } from "../src/demo/activity.ts";
 import type { DemoContractKey } from "../src/demo/contracts.ts";
 import { type Anvil, startAnvil } from "../src/devchain/anvil.ts";
 import { type ContractListing, type ContractQuery, listContracts } from "../src/store/read/contracts.ts";
+import { nftDetails } from "../src/store/read/nft.ts";
 import { listOwners, type Owner } from "../src/store/read/owners.ts";
 import { collectionSeries, type SeriesPoint } from "../src/store/read/series.ts";
 import { type Ranked, type RankingMetric, topCollections } from "../src/store/read/top.ts";
@@ -387,5 +388,103 @@ describe("reading the store for the API", () => {
       offset: 0,
     };
     assert.deepEqual(await topCollections(db.sql, CHAIN_ID, empty), []);
+  });
+
+  test("NFT details: the mint the chain logged, the owner it reports, and the latest stored sale with its payments", async () => {
+    const contract = history.contracts.erc721.address;
+    const bytes = Buffer.from(contract.slice(2), "hex");
+    // The token sold most often, so that its latest sale is one of several.
+    const [top] = await db.sql<{ token_id: string }[]>`
+      SELECT token_id::text FROM sales WHERE chain_id = ${CHAIN_ID} AND contract = ${bytes} AND kind = 'sale'
+      GROUP BY token_id ORDER BY count(*) DESC, token_id LIMIT 1`;
+    assert.ok(top, "a token of the collection was sold");
+    const tokenId = BigInt(top.token_id);
+    const details = await nftDetails(db.sql, CHAIN_ID, contract, tokenId);
+    assert.ok(details);
+    const [minted] = await client.getLogs({
+      address: contract,
+      event: parseAbiItem(
+        "event Transfer(address indexed from, address indexed to, uint256 indexed tokenId)",
+      ),
+      args: { from: "0x0000000000000000000000000000000000000000", tokenId },
+      fromBlock: 0n,
+      toBlock: BigInt(history.blocks.last),
+    });
+    assert.ok(minted);
+    const block = await client.getBlock({ blockNumber: minted.blockNumber });
+    assert.deepEqual(details.mint, {
+      txHash: minted.transactionHash,
+      logIndex: minted.logIndex,
+      blockTime: new Date(Number(block.timestamp) * 1000),
+    });
+    assert.ok(details.types.includes("TYPE_ERC721"));
+    assert.equal(details.quantity, 1n);
+    assert.equal(details.ownerCount, 1n);
+    const sales = await db.sql<{ tx: string; block: string; log_index: number; total: string }[]>`
+      SELECT '0x' || encode(tx_hash, 'hex') AS tx, block_number::text AS block, log_index, total_native::text AS total
+      FROM sales WHERE chain_id = ${CHAIN_ID} AND contract = ${bytes} AND token_id = ${top.token_id}::numeric
+        AND kind = 'sale'`;
+    assert.ok(sales.length > 1, "sold more than once");
+
+    const latest = sales.reduce((a, b) =>
+      BigInt(b.block) > BigInt(a.block) || (b.block === a.block && b.log_index > a.log_index) ? b : a,
+    );
+    assert.equal(details.lastSale?.txHash, latest.tx);
+    assert.equal(details.lastSale?.totalNative.toString(), latest.total);
+    assert.equal(
+      details.lastSale?.totalNative,
+      (details.lastSale?.nativePaid ?? 0n) + (details.lastSale?.fungiblePaid ?? 0n),
+    );
+  });
+
+  test("NFT details: an ERC-1155 id's units and holders, a sale paid in ERC-20 with its payment, and a token never minted", async () => {
+    const erc1155 = history.contracts.erc1155.address;
+    // The edition with the most holders.
+    const [held] = await db.sql<{ id: string; units: string; holders: string }[]>`
+      SELECT token_id::text AS id, sum(amount)::text AS units, count(*)::text AS holders FROM token_balances
+      WHERE chain_id = ${CHAIN_ID} AND contract = ${Buffer.from(erc1155.slice(2), "hex")}
+      GROUP BY token_id ORDER BY count(*) DESC, token_id LIMIT 1`;
+    assert.ok(held);
+    const details = await nftDetails(db.sql, CHAIN_ID, erc1155, BigInt(held.id));
+    assert.ok(details);
+    assert.equal(details.quantity.toString(), held.units);
+    assert.equal(details.ownerCount.toString(), held.holders);
+    assert.ok(details.ownerCount > 1n, "an edition held by several");
+
+    const [paid] = await db.sql<{ contract: string; token_id: string; token: string; amount: string }[]>`
+      SELECT '0x' || encode(p.contract, 'hex') AS contract, s.token_id::text, '0x' || encode(p.token, 'hex') AS token,
+             p.amount::text
+      FROM sale_payments p JOIN sales s USING (chain_id, contract, block_number, log_index, seq, seller)
+      WHERE s.chain_id = ${CHAIN_ID} AND s.kind = 'sale'
+        AND NOT EXISTS (SELECT 1 FROM sales later WHERE later.chain_id = s.chain_id AND later.contract = s.contract
+                          AND later.token_id = s.token_id AND later.kind = 'sale'
+                          AND (later.block_number, later.log_index, later.seq) > (s.block_number, s.log_index, s.seq))
+      LIMIT 1`;
+    assert.ok(paid, "some token's latest sale was paid in an ERC-20");
+    const sold = await nftDetails(db.sql, CHAIN_ID, paid.contract as Address, BigInt(paid.token_id));
+    assert.deepEqual(
+      sold?.lastSale?.payments.map((p) => [p.token, p.amount.toString()]),
+      [[paid.token, paid.amount]],
+    );
+
+    assert.equal(await nftDetails(db.sql, CHAIN_ID, history.contracts.erc721.address, 10n ** 30n), undefined);
+    assert.equal(
+      await nftDetails(db.sql, CHAIN_ID, "0x00000000000000000000000000000000000000ab", 1n),
+      undefined,
+    );
+  });
+
+  test("tokens: each token's first mint among the stored transfers, kept batch by batch", async () => {
+    const burn = [...BURN_ADDRESSES].map((a) => a.slice(2));
+    const expected = await db.sql`
+      SELECT DISTINCT ON (contract, token_id) contract, token_id::text, block_number::text AS block, log_index, seq,
+             tx_hash, block_time
+      FROM nft_transfers WHERE chain_id = ${CHAIN_ID} AND from_address IN (SELECT decode(x, 'hex') FROM unnest(${burn}::text[]) AS x)
+      ORDER BY contract, token_id, block_number, log_index, seq`;
+    const stored = await db.sql`
+      SELECT contract, token_id::text, block_number::text AS block, log_index, seq, tx_hash, block_time
+      FROM tokens WHERE chain_id = ${CHAIN_ID} ORDER BY contract, token_id`;
+    assert.ok(expected.length > 100);
+    assert.deepEqual([...stored], [...expected]);
   });
 });

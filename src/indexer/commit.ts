@@ -27,6 +27,7 @@ import {
 } from "../store/sales.ts";
 import type { WriteSession } from "../store/session.ts";
 import { insertSkippedLogsStatements } from "../store/skipped-logs.ts";
+import { type EncodedMints, encodeMints, mintStatements } from "../store/tokens.ts";
 import {
   type EncodedNftTransfers,
   type EncodedTransfers,
@@ -54,6 +55,7 @@ export interface PreparedBatch {
   /** The latest bid of each punk the batch's bid events touched. */
   bidsAfter: ReadonlyMap<string, OpenBid>;
   nft: EncodedNftTransfers;
+  mints: EncodedMints;
   fungible: EncodedTransfers;
   ownership: EncodedOwnership;
   sales: EncodedSales;
@@ -100,6 +102,7 @@ export async function prepareBatch(
     unitsAfter: new Map(effects.holders.map((h) => [h.contract + h.holder, h.units])),
     bidsAfter: trades.bidsAfter,
     nft: encodeNftTransfers(batch.nft, timeOf),
+    mints: encodeMints(batch.nft, timeOf),
     fungible: encodeFungibleTransfers(batch.fungible, timeOf),
     ownership: encodeOwnership(effects),
     sales: encodeSales(trades.rows),
@@ -158,6 +161,7 @@ export async function writeBatch(
     // batch and its checkpoint are one transaction), so there is no need to wait for the flush.
     tx`SET LOCAL synchronous_commit = off`,
     ...nftTransferStatements(tx, chainId, prepared.nft),
+    ...mintStatements(tx, chainId, prepared.mints),
     ...fungibleTransferStatements(tx, chainId, prepared.fungible),
     // Creations first: the contracts written next take their mint event from them.
     ...insertCreationsStatements(tx, chainId, batch.creations, batch.creationSource, timeOf),

@@ -7,6 +7,7 @@ import { deletePoolStatesAfter } from "../store/pool-states.ts";
 import { deletePunkBidsAfter, rollbackSalesAfter } from "../store/sales.ts";
 import type { WriteSession } from "../store/session.ts";
 import { deleteSkippedLogsAfter } from "../store/skipped-logs.ts";
+import { deleteTokensMintedAfter } from "../store/tokens.ts";
 import { deleteTransfersAfter, nftTransfersAfter } from "../store/transfers.ts";
 import { computeEffects, touchedHolders, unitsBeforeTransfers } from "./effects.ts";
 
@@ -40,6 +41,7 @@ export async function rollbackAfter(
     await deletePoolStatesAfter(tx, chainId, ancestor);
     await applyOwnership(tx, chainId, { ...effects, holders: restored }, -1);
     await deleteTransfersAfter(tx, chainId, ancestor);
+    await deleteTokensMintedAfter(tx, chainId, ancestor);
     await pruneAfterRollback(tx, chainId, effects);
     // While the ancestor's header is still known (blocks after it are forgotten below).
     await rebuildDaysAfter(tx, chainId, ancestor);

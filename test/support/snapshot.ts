@@ -9,6 +9,7 @@ const TABLES: Record<string, string> = {
   nft_transfers: "chain_id, contract, block_number, log_index, seq",
   fungible_transfers: "chain_id, contract, block_number, log_index",
   token_balances: "chain_id, contract, token_id, holder",
+  tokens: "chain_id, contract, token_id",
   collection_holders: "chain_id, contract, holder",
   collection_stats: "chain_id, contract",
   collection_buckets: "chain_id, contract, bucket_start",
