@@ -1,8 +1,6 @@
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { createHash, timingSafeEqual } from "node:crypto";
 import { after, before, describe, test } from "node:test";
-import { fileURLToPath } from "node:url";
 import { createKeyVerifier, DEFAULT_CACHE_TTL_MS } from "../src/api/key-verifier.ts";
 import {
   generateKey,
@@ -15,9 +13,9 @@ import {
 } from "../src/api/keys.ts";
 import { findApiKey, insertApiKey, replaceApiKey, revokeApiKey } from "../src/store/api-keys.ts";
 import { connectDatabase } from "../src/store/database.ts";
+import { mintlens } from "./support/cli.ts";
 import { createTestDatabase, stopTestServer, type TestDatabase } from "./support/database.ts";
 
-const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const KEY_SHAPE = /^ml_[0-9a-f]{16}_[A-Za-z0-9_-]{43}$/;
 
 after(() => stopTestServer());
@@ -238,29 +236,6 @@ describe("API keys: the verifier against PostgreSQL", () => {
     );
   });
 });
-
-function mintlens(args: string[]) {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts", ...args], {
-    cwd: ROOT,
-    env: { ...process.env, DATABASE_URL: "", MINTLENS_CHAINS: "" },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (c: Buffer) => {
-    stdout += c.toString();
-  });
-  child.stderr.on("data", (c: Buffer) => {
-    stderr += c.toString();
-  });
-  const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    child.once("exit", (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
 
 /** The lines of stderr that are the command's own messages, not structured logs. */
 function message(stderr: string): string {

@@ -1,34 +1,8 @@
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { after, before, describe, test } from "node:test";
-import { fileURLToPath } from "node:url";
 import { type Anvil, startAnvil } from "../src/devchain/anvil.ts";
+import { mintlens } from "./support/cli.ts";
 import { createTestDatabase, stopTestServer, type TestDatabase } from "./support/database.ts";
-
-const ROOT = fileURLToPath(new URL("..", import.meta.url));
-
-function mintlens(args: string[], env: Record<string, string> = {}) {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts", ...args], {
-    cwd: ROOT,
-    env: { ...process.env, DATABASE_URL: "", MINTLENS_CHAINS: "", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (c: Buffer) => {
-    stdout += c.toString();
-  });
-  child.stderr.on("data", (c: Buffer) => {
-    stderr += c.toString();
-  });
-  const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    child.once("exit", (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
 
 /** The last line of stderr that is not a structured log line. */
 function message(stderr: string): string {

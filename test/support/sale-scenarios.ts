@@ -45,11 +45,6 @@ export interface SaleScenario {
   expected: ExpectedTrade[];
   /** Open CryptoPunks bids when the transaction ran: what an accepted bid is paid. */
   bids: PunkBid[];
-  /**
-   * Why attribution is known to answer differently from the truth, when it does: a case kept with
-   * its true expectation so the difference stays visible.
-   */
-  knownDifference?: string;
 }
 
 export interface SaleScenarioWorld {

@@ -57,26 +57,17 @@ export async function collectionSeries(
   const to = new Date(grid.start.getTime() + grid.points * grid.periodSeconds * 1000);
   // Periods of whole days on day boundaries read the day rows; others the buckets.
   const daily = grid.periodSeconds % DAY_SECONDS === 0 && (from.getTime() / 1000) % DAY_SECONDS === 0;
+  const [table, time] = daily ? ["collection_days", "day"] : ["collection_buckets", "bucket_start"];
   const laterDays = Math.ceil(to.getTime() / 1000 / DAY_SECONDS) * DAY_SECONDS;
   const [rows, [later], [stats]] = await Promise.all([
-    daily
-      ? sql<Row[]>`
-      SELECT floor(extract(epoch FROM day - ${from}::timestamptz) / ${grid.periodSeconds})::int AS i,
+    sql<Row[]>`
+      SELECT floor(extract(epoch FROM ${sql(time)} - ${from}::timestamptz) / ${grid.periodSeconds})::int AS i,
              sum(minted)::text AS minted, sum(burned)::text AS burned, sum(holders_delta)::text AS holders_delta,
              sum(sales)::text AS sales, sum(sold_units)::text AS units, sum(volume)::text AS volume,
              min(min_unit_price)::text AS lo, max(max_unit_price)::text AS hi
-      FROM collection_days
+      FROM ${sql(table)}
       WHERE chain_id = ${chainId} AND contract = ${address}
-        AND day >= ${from}::timestamptz AND day < ${to}::timestamptz
-      GROUP BY 1`
-      : sql<Row[]>`
-      SELECT floor(extract(epoch FROM bucket_start - ${from}::timestamptz) / ${grid.periodSeconds})::int AS i,
-             sum(minted)::text AS minted, sum(burned)::text AS burned, sum(holders_delta)::text AS holders_delta,
-             sum(sales)::text AS sales, sum(sold_units)::text AS units, sum(volume)::text AS volume,
-             min(min_unit_price)::text AS lo, max(max_unit_price)::text AS hi
-      FROM collection_buckets
-      WHERE chain_id = ${chainId} AND contract = ${address}
-        AND bucket_start >= ${from}::timestamptz AND bucket_start < ${to}::timestamptz
+        AND ${sql(time)} >= ${from}::timestamptz AND ${sql(time)} < ${to}::timestamptz
       GROUP BY 1`,
     // The changes after the window: buckets up to the next day boundary, day rows from there.
     sql<{ delta: string }[]>`
