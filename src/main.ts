@@ -3,7 +3,9 @@ import { registerDemoCommand } from "./cli/demo-command.ts";
 import { registerIndexCommand } from "./cli/index-command.ts";
 import { registerKeysCommand } from "./cli/keys-command.ts";
 import { registerMigrateCommand } from "./cli/migrate-command.ts";
+import { registerServeCommand } from "./cli/serve-command.ts";
 import { createLifecycle } from "./cli/shutdown.ts";
+import { registerStartCommand } from "./cli/start-command.ts";
 import { ignoreStrayConnectionRejections } from "./cli/stray-rejections.ts";
 import { ConfigError } from "./config/config.ts";
 import { readEnvironment } from "./config/environment.ts";
@@ -15,9 +17,13 @@ ignoreStrayConnectionRejections();
 const lifecycle = createLifecycle();
 const program = new Command()
   .name("mintlens")
-  .description("Self-hosted NFT analytics: indexes EVM chains into PostgreSQL")
+  .description(
+    "Self-hosted NFT analytics: indexes EVM chains into PostgreSQL and serves the NFT analytics API",
+  )
   .showHelpAfterError();
+registerStartCommand(program, lifecycle, environment);
 registerIndexCommand(program, lifecycle, environment);
+registerServeCommand(program, lifecycle, environment);
 registerDemoCommand(program, lifecycle, environment);
 registerMigrateCommand(program, lifecycle, environment);
 registerKeysCommand(program, lifecycle, environment);

@@ -30,6 +30,18 @@ export interface NftDetails {
   quantity: bigint;
   ownerCount: bigint;
   lastSale: NftSale | undefined;
+  /** The normalised fields of the token's metadata document; undefined until one is fetched. */
+  metadata: NftMetadataFields | undefined;
+}
+
+export interface NftMetadataFields {
+  uri: string;
+  mimeType: string;
+  name: string;
+  description: string;
+  imageUri: string;
+  imageUriOriginal: string;
+  imageMimeType: string;
 }
 
 /**
@@ -44,7 +56,7 @@ export async function nftDetails(
 ): Promise<NftDetails | undefined> {
   const address = Buffer.from(bare(contract), "hex");
   const id = tokenId.toString();
-  const [[mint], [held], [collection], [sale]] = await Promise.all([
+  const [[mint], [held], [collection], [sale], [metadata]] = await Promise.all([
     sql<{ tx_hash: Uint8Array; log_index: number; block_time: Date }[]>`
       SELECT tx_hash, log_index, block_time FROM tokens
       WHERE chain_id = ${chainId} AND contract = ${address} AND token_id = ${id}::numeric`,
@@ -75,6 +87,11 @@ export async function nftDetails(
       -- Qualified: the bare name would order by the text column of the same name selected above.
       ORDER BY s.block_number DESC, s.log_index DESC, s.seq DESC
       LIMIT 1`,
+    sql<NftMetadataFields[]>`
+      SELECT uri, mime_type AS "mimeType", name, description, image_uri AS "imageUri",
+             image_uri_original AS "imageUriOriginal", image_mime_type AS "imageMimeType"
+      FROM token_metadata
+      WHERE chain_id = ${chainId} AND contract = ${address} AND token_id = ${id}::numeric`,
   ]);
   const quantity = BigInt(held?.quantity ?? 0);
   if (!mint && quantity === 0n) return undefined;
@@ -117,5 +134,6 @@ export async function nftDetails(
     quantity,
     ownerCount: BigInt(held?.owners ?? 0),
     lastSale,
+    metadata,
   };
 }

@@ -7,6 +7,11 @@ export interface SeriesGrid {
   start: Date;
   periodSeconds: number;
   points: number;
+  /**
+   * The exclusive end of the data counted, on a fifteen-minute boundary, at most the grid's end
+   * (the default). An earlier end makes the last period partial; holders are counted at it.
+   */
+  end?: Date | undefined;
 }
 
 /** What one period of the grid holds, summed from the fifteen-minute buckets it covers. */
@@ -54,9 +59,16 @@ export async function collectionSeries(
   }
   const address = Buffer.from(bare(contract), "hex");
   const from = grid.start;
-  const to = new Date(grid.start.getTime() + grid.points * grid.periodSeconds * 1000);
-  // Periods of whole days on day boundaries read the day rows; others the buckets.
-  const daily = grid.periodSeconds % DAY_SECONDS === 0 && (from.getTime() / 1000) % DAY_SECONDS === 0;
+  const gridEnd = new Date(grid.start.getTime() + grid.points * grid.periodSeconds * 1000);
+  const to = grid.end === undefined || grid.end > gridEnd ? gridEnd : grid.end;
+  if ((to.getTime() / 1000) % 900 !== 0 || to < from) {
+    throw new RangeError(`the data end is a fifteen-minute boundary in the grid, not ${to.toISOString()}`);
+  }
+  // Periods of whole days between day boundaries read the day rows; others the buckets.
+  const daily =
+    grid.periodSeconds % DAY_SECONDS === 0 &&
+    (from.getTime() / 1000) % DAY_SECONDS === 0 &&
+    (to.getTime() / 1000) % DAY_SECONDS === 0;
   const [table, time] = daily ? ["collection_days", "day"] : ["collection_buckets", "bucket_start"];
   const laterDays = Math.ceil(to.getTime() / 1000 / DAY_SECONDS) * DAY_SECONDS;
   const [rows, [later], [stats]] = await Promise.all([

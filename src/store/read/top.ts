@@ -32,18 +32,27 @@ interface Row {
   hi: string | null;
 }
 
-/**
- * The collections with sales in a window, highest metric first, ties by contract address. The
- * whole days inside the window are read from the day rows and its edges from the buckets, so a
- * year costs at most 365 rows per collection. The average price is volume over units sold,
- * compared to the wei.
- */
+/** A page of the ranking of a window: `windowSales` ranked by `rankCollections`. */
 export async function topCollections(sql: Queryable, chainId: number, query: TopQuery): Promise<Ranked[]> {
-  const from = query.from.getTime() / 1000;
-  const to = query.to.getTime() / 1000;
+  const ranked = rankCollections(await windowSales(sql, chainId, query), query.metric);
+  return ranked.slice(query.offset, query.offset + query.limit);
+}
+
+/**
+ * Every collection with sales in a window [from, to), with its sales, units, volume and highest
+ * unit price there, in no particular order. The whole days inside the window are read from the
+ * day rows and its edges from the buckets, so a year costs at most 365 rows per collection.
+ */
+export async function windowSales(
+  sql: Queryable,
+  chainId: number,
+  window: { from: Date; to: Date },
+): Promise<Ranked[]> {
+  const from = window.from.getTime() / 1000;
+  const to = window.to.getTime() / 1000;
   if (from % 900 !== 0 || to % 900 !== 0 || to < from) {
     throw new RangeError(
-      `a window runs between fifteen-minute boundaries: ${query.from.toISOString()}..${query.to.toISOString()}`,
+      `a window runs between fifteen-minute boundaries: ${window.from.toISOString()}..${window.to.toISOString()}`,
     );
   }
   // Whole days inside the window; an empty range when it holds none.
@@ -64,17 +73,7 @@ export async function topCollections(sql: Queryable, chainId: number, query: Top
              max(max_unit_price) AS hi
       FROM parts GROUP BY contract)
     SELECT s.contract, c.name, s.sales::text, s.units::text, s.volume::text, s.hi::text
-    FROM sums s LEFT JOIN contracts c ON c.chain_id = ${chainId} AND c.address = s.contract
-    ORDER BY ${
-      query.metric === "volume"
-        ? sql`s.volume DESC`
-        : query.metric === "sales"
-          ? sql`s.sales DESC`
-          : query.metric === "maxPrice"
-            ? sql`s.hi DESC NULLS LAST`
-            : sql`s.volume / NULLIF(s.units, 0) DESC NULLS LAST`
-    }, s.contract ASC
-    LIMIT ${query.limit} OFFSET ${query.offset}`;
+    FROM sums s LEFT JOIN contracts c ON c.chain_id = ${chainId} AND c.address = s.contract`;
   return rows.map((r) => ({
     contract: toHex(r.contract) as Address,
     name: r.name ?? "",
@@ -83,4 +82,29 @@ export async function topCollections(sql: Queryable, chainId: number, query: Top
     volume: BigInt(r.volume),
     maxUnitPrice: BigInt(r.hi ?? 0),
   }));
+}
+
+const byAddress = (a: Ranked, b: Ranked) => (a.contract < b.contract ? -1 : a.contract > b.contract ? 1 : 0);
+const descending = (a: bigint, b: bigint) => (a > b ? -1 : a < b ? 1 : 0);
+
+/** Higher average unit price first; a collection without units sold averages 0. */
+function byAverage(a: Ranked, b: Ranked): number {
+  if (a.units === 0n || b.units === 0n) return descending(a.units === 0n ? 0n : 1n, b.units === 0n ? 0n : 1n);
+  return descending(a.volume * b.units, b.volume * a.units);
+}
+
+/**
+ * The collections highest metric first, ties by contract address. The average price is volume
+ * over units sold, compared exactly (cross-multiplied), not as rounded quotients.
+ */
+export function rankCollections(rows: readonly Ranked[], metric: RankingMetric): Ranked[] {
+  const compare: (a: Ranked, b: Ranked) => number =
+    metric === "volume"
+      ? (a, b) => descending(a.volume, b.volume)
+      : metric === "sales"
+        ? (a, b) => descending(a.sales, b.sales)
+        : metric === "maxPrice"
+          ? (a, b) => descending(a.maxUnitPrice, b.maxUnitPrice)
+          : byAverage;
+  return [...rows].sort((a, b) => compare(a, b) || byAddress(a, b));
 }

@@ -1,0 +1,202 @@
+/**
+ * The gRPC adapter: a grpc-js server over TLS whose services are the `.proto` services, each
+ * method calling its operation through the guard, plus server reflection and the standard health
+ * service. Messages are encoded and decoded by the generated protobuf-es types.
+ */
+import { join } from "node:path";
+import { type DescField, type DescMessage, fromBinary, isFieldSet, toBinary } from "@bufbuild/protobuf";
+import { FeatureSet_FieldPresence } from "@bufbuild/protobuf/wkt";
+import * as grpc from "@grpc/grpc-js";
+import { loadSync } from "@grpc/proto-loader";
+import { ReflectionService } from "@grpc/reflection";
+import { HealthImplementation, type ServingStatus } from "grpc-health-check";
+import type { Logger } from "../core/logger.ts";
+import { GrpcCode, InvalidArgumentError, ResourceExhaustedError, toApiError } from "./errors.ts";
+import type { Guard } from "./guard.ts";
+import type { ApiMetrics } from "./metrics.ts";
+import type { RawScalar } from "./params.ts";
+import { PROTO_ROOT } from "./rest.ts";
+import { API_SERVICES, type Operation, type RequestFields } from "./service.ts";
+
+export interface GrpcServerOptions {
+  chain: string;
+  operations: ReadonlyMap<string, Operation>;
+  guard: Guard;
+  metrics: ApiMetrics;
+  logger: Logger;
+}
+
+export interface GrpcServer {
+  server: grpc.Server;
+  /** Marks every service serving or not in the health service. */
+  setServing(serving: boolean): void;
+}
+
+const GRPC_CODE_NAME = Object.fromEntries(
+  Object.entries(GrpcCode).map(([name, code]) => [code, name]),
+) as Record<number, string>;
+
+const IMPLICIT = FeatureSet_FieldPresence.IMPLICIT;
+
+/** A request that could not be decoded: answered as an invalid argument, not as a server fault. */
+const UNDECODABLE = Symbol("undecodable");
+
+function enumValue(field: DescField & { fieldKind: "enum" | "list" }, value: number): RawScalar {
+  const desc = field.fieldKind === "enum" ? field.enum : field.listKind === "enum" ? field.enum : undefined;
+  // By name, as REST sends it, so both protocols are checked alike; an unknown number stays a number.
+  return desc?.values.find((v) => v.number === value)?.name ?? value;
+}
+
+/**
+ * A decoded request's fields by `.proto` name: an optional field not set is absent; enums by
+ * their value names.
+ */
+export function grpcRequestFields(schema: DescMessage, message: Record<string, unknown>): RequestFields {
+  const fields: Record<string, RawScalar | RawScalar[]> = {};
+  for (const field of schema.fields) {
+    const value = message[field.localName];
+    if (field.fieldKind === "list") {
+      const list = value as (string | number)[];
+      fields[field.name] = list.map((v) => (typeof v === "number" ? enumValue(field, v) : v));
+    } else if (field.fieldKind === "enum") {
+      if (field.presence !== IMPLICIT && !isFieldSet(message as never, field)) continue;
+      // An implicit enum at 0 was not sent or sent as *_UNSPECIFIED: 0 either way.
+      fields[field.name] = value === 0 && field.presence === IMPLICIT ? 0 : enumValue(field, value as number);
+    } else if (field.fieldKind === "scalar") {
+      if (field.presence !== IMPLICIT && !isFieldSet(message as never, field)) continue;
+      fields[field.name] = typeof value === "bigint" ? value.toString() : (value as string | number);
+    }
+  }
+  return fields;
+}
+
+function serviceDefinition(
+  service: (typeof API_SERVICES)[number],
+  handler: (operation: Operation) => grpc.handleUnaryCall<unknown, unknown>,
+  operations: ReadonlyMap<string, Operation>,
+): [grpc.ServiceDefinition, grpc.UntypedServiceImplementation] {
+  const definition: Record<string, grpc.MethodDefinition<unknown, unknown>> = {};
+  const implementation: grpc.UntypedServiceImplementation = {};
+  for (const method of service.methods) {
+    const operation = operations.get(method.name);
+    if (operation === undefined) throw new Error(`no operation for ${method.name}`);
+    definition[method.localName] = {
+      path: `/${service.typeName}/${method.name}`,
+      requestStream: false,
+      responseStream: false,
+      originalName: method.localName,
+      requestSerialize: (message) => Buffer.from(toBinary(method.input, message as never)),
+      requestDeserialize: (bytes: Buffer) => {
+        try {
+          return fromBinary(method.input, bytes);
+        } catch {
+          return UNDECODABLE;
+        }
+      },
+      responseSerialize: (message) => Buffer.from(toBinary(method.output, message as never)),
+      responseDeserialize: (bytes: Buffer) => fromBinary(method.output, bytes),
+    };
+    implementation[method.localName] = handler(operation);
+  }
+  return [definition, implementation];
+}
+
+export function createGrpcServer(options: GrpcServerOptions): GrpcServer {
+  const { chain, guard, metrics, logger } = options;
+  const server = new grpc.Server();
+
+  const handler =
+    (operation: Operation): grpc.handleUnaryCall<unknown, unknown> =>
+    (call, callback) => {
+      const started = process.hrtime.bigint();
+      const name = operation.method.name;
+      let user: string | undefined;
+      const finish = (status: string) => {
+        const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+        metrics.observeRequest({ chain, protocol: "grpc", operation: name, status }, seconds);
+        logger.info(
+          {
+            chain,
+            protocol: "grpc",
+            method: `${operation.method.parent.typeName}/${name}`,
+            status,
+            ms: Math.round(seconds * 100_000) / 100,
+            ...(user ? { user } : {}),
+            remote: call.getPeer(),
+          },
+          "request",
+        );
+      };
+      const key = call.metadata.get("x-api-key")[0];
+      guard
+        .admit(key === undefined ? undefined : key.toString())
+        .then((caller) => {
+          user = caller.userName;
+          if (call.request === UNDECODABLE) {
+            throw new InvalidArgumentError("request", "not a valid encoding of the request message");
+          }
+          return operation.run(
+            grpcRequestFields(operation.method.input, call.request as Record<string, unknown>),
+          );
+        })
+        .then(
+          (response) => {
+            callback(null, response);
+            finish("OK");
+          },
+          (error: unknown) => {
+            const apiError = toApiError(error);
+            if (apiError.code === GrpcCode.INTERNAL || apiError.code === GrpcCode.UNAVAILABLE) {
+              logger.error({ chain, err: apiError.cause ?? error, operation: name }, "request failed");
+            }
+            const trailers = new grpc.Metadata();
+            if (apiError instanceof ResourceExhaustedError) {
+              trailers.set("retry-after", String(apiError.retryAfterSeconds));
+            }
+            callback({ code: apiError.code, details: apiError.message, metadata: trailers });
+            finish(GRPC_CODE_NAME[apiError.code] ?? "UNKNOWN");
+          },
+        );
+    };
+
+  for (const service of API_SERVICES) {
+    const [definition, implementation] = serviceDefinition(service, handler, options.operations);
+    server.addService(definition, implementation);
+  }
+
+  // Reflection describes the published `.proto` files themselves.
+  const files = API_SERVICES.map((s) => join(PROTO_ROOT, `${s.file.name}.proto`));
+  new ReflectionService(loadSync(files, { includeDirs: [PROTO_ROOT] })).addToServer(server);
+
+  const names = ["", ...API_SERVICES.map((s) => s.typeName)];
+  const health = new HealthImplementation(
+    Object.fromEntries(names.map((n) => [n, "SERVING" as ServingStatus])),
+  );
+  health.addToServer(server);
+
+  return {
+    server,
+    setServing(serving) {
+      for (const name of names) health.setStatus(name, serving ? "SERVING" : "NOT_SERVING");
+    },
+  };
+}
+
+/** Binds a server to `host:port` over TLS and returns the port bound (for port 0, the one chosen). */
+export function bindGrpc(
+  server: grpc.Server,
+  host: string,
+  port: number,
+  tls: { cert: Buffer; key: Buffer },
+): Promise<number> {
+  const credentials = grpc.ServerCredentials.createSsl(
+    null,
+    [{ cert_chain: tls.cert, private_key: tls.key }],
+    false,
+  );
+  return new Promise((resolve, reject) => {
+    server.bindAsync(`${host}:${port}`, credentials, (error, bound) =>
+      error ? reject(error) : resolve(bound),
+    );
+  });
+}

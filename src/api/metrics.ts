@@ -1,0 +1,57 @@
+/**
+ * The API's and the indexers' Prometheus metrics, in one registry per process: request counts and
+ * latencies per chain, protocol, operation and status; indexed height and lag per chain.
+ */
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+
+export interface ApiMetrics {
+  registry: Registry;
+  /** Records one answered request. `status` is the gRPC code name (`OK`, `INVALID_ARGUMENT`, …). */
+  observeRequest(
+    labels: { chain: string; protocol: "rest" | "grpc"; operation: string; status: string },
+    seconds: number,
+  ): void;
+  /** The indexer's position on a chain: the last indexed block and how far behind the node's head it is. */
+  setIndexed(chain: string, indexedBlock: number, head: number): void;
+}
+
+export function createApiMetrics(): ApiMetrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: "mintlens_" });
+  const requests = new Counter({
+    name: "mintlens_api_requests_total",
+    help: "API requests answered, by chain, protocol, operation and status (gRPC code name)",
+    labelNames: ["chain", "protocol", "operation", "status"] as const,
+    registers: [registry],
+  });
+  const latency = new Histogram({
+    name: "mintlens_api_request_duration_seconds",
+    help: "Time from a request's arrival to its answer, by chain, protocol, operation and status",
+    labelNames: ["chain", "protocol", "operation", "status"] as const,
+    buckets: [0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [registry],
+  });
+  const height = new Gauge({
+    name: "mintlens_indexer_height",
+    help: "Last block indexed, by chain",
+    labelNames: ["chain"] as const,
+    registers: [registry],
+  });
+  const lag = new Gauge({
+    name: "mintlens_indexer_lag_blocks",
+    help: "Blocks between the node's head and the last block indexed, by chain",
+    labelNames: ["chain"] as const,
+    registers: [registry],
+  });
+  return {
+    registry,
+    observeRequest(labels, seconds) {
+      requests.inc(labels);
+      latency.observe(labels, seconds);
+    },
+    setIndexed(chain, indexedBlock, head) {
+      height.set({ chain }, indexedBlock);
+      lag.set({ chain }, Math.max(0, head - indexedBlock));
+    },
+  };
+}

@@ -1,0 +1,200 @@
+/**
+ * The store's rows as the API's response messages: pure, and the one place where values take
+ * their wire form (amounts from wei, timestamps, enum numbers).
+ */
+import { create, type MessageInitShape } from "@bufbuild/protobuf";
+import type { ContractType as StoreContractType } from "../core/types.ts";
+import {
+  type OwnersCountDataPoint,
+  OwnersCountDataPointSchema,
+  type PriceDataPoint,
+  PriceDataPointSchema,
+  type SalesVolumeDataPoint,
+  SalesVolumeDataPointSchema,
+  type SupplyDataPoint,
+  SupplyDataPointSchema,
+  type TopCollection,
+  TopCollectionSchema,
+} from "../gen/mintlens/v1beta2/collections_pb.ts";
+import { AttributedBySchema } from "../gen/mintlens/v1beta2/enums_pb.ts";
+import {
+  type Contract,
+  ContractSchema,
+  type GetNftDetailsResponse,
+  GetNftDetailsResponseSchema,
+  type GetNftRawMetadataResponse,
+  GetNftRawMetadataResponseSchema,
+  type SaleSchema,
+} from "../gen/mintlens/v1beta2/foundational_pb.ts";
+import type { ContractListing } from "../store/read/contracts.ts";
+import type { RawDocument } from "../store/read/metadata.ts";
+import type { NftDetails, NftSale } from "../store/read/nft.ts";
+import type { SeriesPoint } from "../store/read/series.ts";
+import type { Ranked } from "../store/read/top.ts";
+import {
+  averageUnitPrice,
+  formatIndexedAt,
+  formatNative,
+  formatTimestamp,
+  formatUnits,
+  formatUsd,
+} from "./format.ts";
+import { CONTRACT_TYPE, type ContractType, enumNumber, type Metric } from "./params.ts";
+
+const contractTypeNumber = (type: StoreContractType) => enumNumber(CONTRACT_TYPE, type as ContractType);
+
+export function contractMessage(row: ContractListing): Contract {
+  return create(ContractSchema, {
+    address: row.address,
+    name: row.name,
+    symbol: row.symbol,
+    decimals: row.decimals,
+    types: row.types.map(contractTypeNumber),
+    mintEvent: {
+      blockTimestamp: row.mintEvent.blockTime === undefined ? "" : formatTimestamp(row.mintEvent.blockTime),
+      txHash: row.mintEvent.txHash ?? "",
+      minterAddress: row.mintEvent.minter ?? "",
+    },
+  });
+}
+
+export function topCollectionMessage(row: Ranked, metric: Metric): TopCollection {
+  const init: MessageInitShape<typeof TopCollectionSchema> = {
+    contractAddress: row.contract,
+    contractName: row.name,
+    collection: { contractAddress: row.contract, name: row.name },
+  };
+  switch (metric) {
+    case "METRIC_SALES_VOLUME":
+      init.salesVolume = formatNative(row.volume);
+      init.metricValue = init.salesVolume;
+      break;
+    case "METRIC_SALES_QUANTITY":
+      init.salesCount = row.sales;
+      init.metricValue = row.sales.toString();
+      break;
+    case "METRIC_MAX_PRICE":
+      init.maxPrice = formatNative(row.maxUnitPrice);
+      init.metricValue = init.maxPrice;
+      break;
+    case "METRIC_AVG_PRICE":
+      init.avgPrice = averageUnitPrice(row.volume, row.units);
+      init.metricValue = init.avgPrice;
+      break;
+  }
+  return create(TopCollectionSchema, init);
+}
+
+/** Minted and burnt per point, and their running totals from the window's first point. */
+export function supplyPoints(points: readonly SeriesPoint[]): SupplyDataPoint[] {
+  let totalMinted = 0n;
+  let totalBurned = 0n;
+  return points.map((p) => {
+    totalMinted += p.minted;
+    totalBurned += p.burned;
+    return create(SupplyDataPointSchema, {
+      timestamp: formatTimestamp(p.start),
+      minted: p.minted,
+      burned: p.burned,
+      totalMinted,
+      totalBurned,
+    });
+  });
+}
+
+export function ownersCountPoint(p: SeriesPoint): OwnersCountDataPoint {
+  // Never below zero, whatever a partly indexed history says.
+  return create(OwnersCountDataPointSchema, {
+    timestamp: formatTimestamp(p.start),
+    count: p.holders < 0n ? 0n : p.holders,
+  });
+}
+
+export function pricePoint(p: SeriesPoint): PriceDataPoint {
+  return create(PriceDataPointSchema, {
+    timestamp: formatTimestamp(p.start),
+    min: formatNative(p.units === 0n ? 0n : p.minUnitPrice),
+    max: formatNative(p.units === 0n ? 0n : p.maxUnitPrice),
+    avg: averageUnitPrice(p.volume, p.units),
+  });
+}
+
+export function salesVolumePoint(p: SeriesPoint): SalesVolumeDataPoint {
+  return create(SalesVolumeDataPointSchema, {
+    timestamp: formatTimestamp(p.start),
+    quantity: p.units,
+    volume: formatNative(p.volume),
+  });
+}
+
+/** The type an NFT is shown with when its contract implements several: the first NFT standard found. */
+const NFT_TYPE_ORDER: readonly StoreContractType[] = [
+  "TYPE_ERC721",
+  "TYPE_ERC1155",
+  "TYPE_ERC721_LEGACY",
+  "TYPE_CRYPTOPUNKS",
+];
+
+function attributedByNumber(name: string): number {
+  return AttributedBySchema.values.find((v) => v.name === name)?.number ?? 0;
+}
+
+function saleInit(sale: NftSale): MessageInitShape<typeof SaleSchema> {
+  return {
+    blockchainEvent: {
+      txHash: sale.txHash,
+      logIndex: BigInt(sale.logIndex),
+      seqIndex: BigInt(sale.seq),
+      blockNumber: sale.blockNumber,
+      blockTimestamp: formatTimestamp(sale.blockTime),
+    },
+    recipientPaid: {
+      totalNative: formatNative(sale.totalNative),
+      totalUsd: formatUsd(sale.totalUsd ?? null),
+      nativeTransfersTotal: formatNative(sale.nativePaid),
+      fungibleTransfersTotal: formatNative(sale.fungiblePaid),
+      attributedBy: attributedByNumber(sale.attributedBy),
+      // A token whose contract was never seen has no known decimals: its amount stays in base units.
+      fungibleTotals: sale.payments.map((p) => ({
+        contractAddress: p.token,
+        totalNormalized: formatUnits(p.amount, p.decimals ?? 0),
+      })),
+    },
+  };
+}
+
+export function nftDetailsMessage(details: NftDetails): GetNftDetailsResponse {
+  const type = NFT_TYPE_ORDER.find((t) => details.types.includes(t));
+  const metadata = details.metadata;
+  return create(GetNftDetailsResponseSchema, {
+    nft: {
+      contractAddress: details.contract,
+      tokenId: details.tokenId.toString(),
+      type: type === undefined ? 0 : contractTypeNumber(type),
+      metadata: metadata && {
+        metadataUri: { uri: metadata.uri, mimeType: metadata.mimeType },
+        name: metadata.name,
+        description: metadata.description,
+        image: {
+          uri: metadata.imageUri,
+          uriOriginal: metadata.imageUriOriginal,
+          mimeType: metadata.imageMimeType,
+        },
+      },
+      mintEvent: details.mint && {
+        txHash: details.mint.txHash,
+        logIndex: BigInt(details.mint.logIndex),
+        blockTimestamp: formatTimestamp(details.mint.blockTime),
+      },
+      collection: { name: details.collectionName },
+    },
+    metrics: { quantity: details.quantity, ownerCount: details.ownerCount },
+    lastSale: details.lastSale && saleInit(details.lastSale),
+  });
+}
+
+export function rawMetadataMessage(document: RawDocument | undefined): GetNftRawMetadataResponse {
+  return create(GetNftRawMetadataResponseSchema, {
+    metadata: document && { raw: document.raw, indexedAt: formatIndexedAt(document.fetchedAtMicros) },
+  });
+}

@@ -1,0 +1,168 @@
+/**
+ * The REST adapter: a fastify server whose API routes are built from the `.proto` http rules,
+ * each calling its operation through the guard. Besides them, without a key: `/healthz`,
+ * `/readyz`, the OpenAPI document and the `.proto` files it was generated from.
+ */
+import { readFileSync } from "node:fs";
+import { readdir, readFile } from "node:fs/promises";
+import { join, relative, sep } from "node:path";
+import { fileURLToPath } from "node:url";
+import Fastify, { type FastifyInstance, type FastifyReply } from "fastify";
+import type { Logger } from "../core/logger.ts";
+import {
+  type ApiError,
+  GrpcCode,
+  httpErrorResponse,
+  InvalidArgumentError,
+  NotFoundError,
+  toApiError,
+} from "./errors.ts";
+import type { Guard } from "./guard.ts";
+import type { ApiMetrics } from "./metrics.ts";
+import { restRequestFields, restRoutes, toWireJson } from "./routes.ts";
+import type { Operation } from "./service.ts";
+
+/** The `.proto` source and the OpenAPI document, as published with the project. */
+export const PROTO_ROOT = fileURLToPath(new URL("../../proto", import.meta.url));
+export const OPENAPI_PATH = fileURLToPath(new URL("../../openapi/mintlens.v1beta2.json", import.meta.url));
+
+export interface RestServerOptions {
+  chain: string;
+  operations: ReadonlyMap<string, Operation>;
+  guard: Guard;
+  metrics: ApiMetrics;
+  logger: Logger;
+  /** Whether the store answers: `/readyz` is 200 only when it resolves true. */
+  ready: () => Promise<boolean>;
+}
+
+const GRPC_CODE_NAME = Object.fromEntries(
+  Object.entries(GrpcCode).map(([name, code]) => [code, name]),
+) as Record<number, string>;
+
+const JSON_TYPE = "application/json; charset=utf-8";
+
+function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
+  const response = httpErrorResponse(error);
+  return reply
+    .code(response.status)
+    .headers(response.headers)
+    .type(JSON_TYPE)
+    .send(JSON.stringify(response.body));
+}
+
+async function protoFiles(): Promise<string[]> {
+  const entries = await readdir(PROTO_ROOT, { recursive: true, withFileTypes: true });
+  return entries
+    .filter((e) => e.isFile() && e.name.endsWith(".proto"))
+    .map((e) => relative(PROTO_ROOT, join(e.parentPath, e.name)).split(sep).join("/"))
+    .sort();
+}
+
+export async function createRestServer(options: RestServerOptions): Promise<FastifyInstance> {
+  const { chain, guard, metrics, logger } = options;
+  const app = Fastify({
+    // One access line per request is written below, without headers (keys never reach the logs).
+    logger: false,
+    // Long enough for a token id with its leading zeros; a longer value is answered as malformed.
+    routerOptions: { maxParamLength: 1_000, ignoreTrailingSlash: true },
+    return503OnClosing: true,
+  });
+
+  app.decorateRequest("user", undefined);
+  const openapi = readFileSync(OPENAPI_PATH, "utf8");
+  const published = await protoFiles();
+
+  app.addHook("onResponse", async (request, reply) => {
+    const operation = (request.routeOptions.config as { operation?: string } | undefined)?.operation;
+    logger.info(
+      {
+        chain,
+        protocol: "rest",
+        method: request.method,
+        url: request.url,
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime * 100) / 100,
+        ...(operation ? { operation } : {}),
+        ...(request.user ? { user: request.user } : {}),
+        remote: request.ip,
+      },
+      "request",
+    );
+  });
+
+  app.setNotFoundHandler((_request, reply) => sendError(reply, new NotFoundError("no such path")));
+  app.setErrorHandler((error, request, reply) => {
+    // The HTTP layer's own refusals (a malformed URL, a bad header) are the client's mistakes.
+    const { statusCode: status, message } = error as { statusCode?: number; message?: string };
+    if (status !== undefined && status >= 400 && status < 500) {
+      return sendError(reply, new InvalidArgumentError("request", String(message).toLowerCase()));
+    }
+    const apiError = toApiError(error);
+    if (apiError.code === GrpcCode.INTERNAL || apiError.code === GrpcCode.UNAVAILABLE) {
+      logger.error({ chain, err: apiError.cause ?? (error as unknown), url: request.url }, "request failed");
+    }
+    return sendError(reply, apiError);
+  });
+
+  app.get("/healthz", (_request, reply) => {
+    reply.type(JSON_TYPE).send('{"status":"SERVING"}');
+  });
+  app.get("/readyz", async (_request, reply) => {
+    const ready = await options.ready().catch(() => false);
+    reply
+      .code(ready ? 200 : 503)
+      .type(JSON_TYPE)
+      .send(ready ? '{"status":"SERVING"}' : '{"status":"NOT_SERVING"}');
+  });
+  app.get("/openapi.json", (_request, reply) => {
+    reply.type(JSON_TYPE).send(openapi);
+  });
+  app.get("/proto", (_request, reply) => {
+    reply.type(JSON_TYPE).send(JSON.stringify({ files: published }));
+  });
+  app.get("/proto/*", async (request, reply) => {
+    const file = (request.params as { "*": string })["*"];
+    if (!published.includes(file)) return sendError(reply, new NotFoundError("no such file"));
+    return reply.type("text/plain; charset=utf-8").send(await readFile(join(PROTO_ROOT, file), "utf8"));
+  });
+
+  for (const route of restRoutes(options.operations.values())) {
+    const name = route.operation.method.name;
+    const output = route.operation.method.output;
+    app.get(route.routerPath, { config: { operation: name } }, async (request, reply) => {
+      const started = process.hrtime.bigint();
+      let status = "OK";
+      try {
+        const key = request.headers["x-api-key"];
+        const caller = await guard.admit(typeof key === "string" ? key : key?.[0]);
+        request.user = caller.userName;
+        const fields = restRequestFields(
+          route,
+          request.params as Record<string, string>,
+          request.query as Record<string, string | string[]>,
+        );
+        const message = await route.operation.run(fields);
+        return reply.type(JSON_TYPE).send(JSON.stringify(toWireJson(output, message)));
+      } catch (error) {
+        const apiError = toApiError(error);
+        status = GRPC_CODE_NAME[apiError.code] ?? "UNKNOWN";
+        if (apiError.code === GrpcCode.INTERNAL || apiError.code === GrpcCode.UNAVAILABLE) {
+          logger.error({ chain, err: apiError.cause ?? error, operation: name }, "request failed");
+        }
+        return sendError(reply, apiError);
+      } finally {
+        const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+        metrics.observeRequest({ chain, protocol: "rest", operation: name, status }, seconds);
+      }
+    });
+  }
+  return app;
+}
+
+declare module "fastify" {
+  interface FastifyRequest {
+    /** The user whose key the request carried, for the access log. */
+    user?: string;
+  }
+}

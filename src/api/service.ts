@@ -1,0 +1,205 @@
+/**
+ * The API's one implementation, behind both protocols. Each operation takes the request's fields
+ * by their `.proto` names, as REST (path and query strings) or gRPC (the decoded message's values)
+ * hands them in, checks them with `params.ts`, reads the store of its chain, and returns the
+ * response message. The adapters only move fields in and messages out.
+ */
+import { create, type DescMessage, type DescMethod, type MessageShape } from "@bufbuild/protobuf";
+import type { Address } from "../core/hex.ts";
+import { CollectionsService } from "../gen/mintlens/v1beta2/collections_pb.ts";
+import { FoundationalService } from "../gen/mintlens/v1beta2/foundational_pb.ts";
+import type { Queryable } from "../store/database.ts";
+import { listContracts } from "../store/read/contracts.ts";
+import { rawMetadata } from "../store/read/metadata.ts";
+import { nftDetails } from "../store/read/nft.ts";
+import { listOwners } from "../store/read/owners.ts";
+import { collectionSeries, type SeriesPoint } from "../store/read/series.ts";
+import type { RankingMetric } from "../store/read/top.ts";
+import { NotFoundError } from "./errors.ts";
+import { seriesGrid } from "./grid.ts";
+import {
+  type Metric,
+  parseAddress,
+  parseContractTypes,
+  parseDuration,
+  parseGroupByPeriod,
+  parseLimit,
+  parseMetric,
+  parseOffset,
+  parseSortDirection,
+  parseTimestamp,
+  parseTokenId,
+  type RawScalar,
+  single,
+} from "./params.ts";
+import type { Rankings } from "./rankings.ts";
+import {
+  contractMessage,
+  nftDetailsMessage,
+  ownersCountPoint,
+  pricePoint,
+  rawMetadataMessage,
+  salesVolumePoint,
+  supplyPoints,
+  topCollectionMessage,
+} from "./responses.ts";
+
+/** A request's fields by their `.proto` names: strings from REST, message values from gRPC. */
+export type RequestFields = Readonly<Record<string, RawScalar | readonly RawScalar[]>>;
+
+/** One operation of the API: a method of the `.proto` services and its implementation. */
+export interface Operation {
+  method: DescMethod;
+  run(fields: RequestFields): Promise<MessageShape<DescMessage>>;
+}
+
+export interface ApiServiceOptions {
+  sql: Queryable;
+  chainId: number;
+  rankings: Rankings;
+  now?: () => number;
+}
+
+/** Every method of the `.proto` services, each with its implementation. */
+export const API_SERVICES = [FoundationalService, CollectionsService] as const;
+
+const METRIC_OF: Readonly<Record<Metric, RankingMetric>> = {
+  METRIC_SALES_VOLUME: "volume",
+  METRIC_SALES_QUANTITY: "sales",
+  METRIC_MAX_PRICE: "maxPrice",
+  METRIC_AVG_PRICE: "avgPrice",
+};
+
+/** A single-valued field: a REST parameter given more than once must agree with itself. */
+function one(fields: RequestFields, name: string): RawScalar {
+  const value = fields[name];
+  if (value === undefined || typeof value !== "object") return value;
+  return single(
+    name,
+    value.map((v) => String(v)),
+  );
+}
+
+function many(fields: RequestFields, name: string): RawScalar | readonly RawScalar[] {
+  return fields[name];
+}
+
+export function createApiService(options: ApiServiceOptions): Map<string, Operation> {
+  const { sql, chainId, rankings } = options;
+  const now = options.now ?? Date.now;
+
+  async function series(fields: RequestFields): Promise<SeriesPoint[]> {
+    const contract = parseAddress(one(fields, "contract_address"));
+    const duration = parseDuration(one(fields, "duration"));
+    const period = parseGroupByPeriod(one(fields, "group_by_period"));
+    const timestampLt = parseTimestamp(one(fields, "timestamp_lt"), "timestamp_lt");
+    const grid = seriesGrid({ duration, period, timestampLt, now: now() });
+    return collectionSeries(sql, chainId, contract, {
+      start: new Date(grid.start * 1000),
+      periodSeconds: grid.shape.periodSeconds,
+      points: grid.shape.points,
+      end: new Date(grid.end * 1000),
+    });
+  }
+
+  const token = (fields: RequestFields): [Address, bigint] => [
+    parseAddress(one(fields, "contract_address")),
+    parseTokenId(one(fields, "token_id")),
+  ];
+
+  const notMinted = () => new NotFoundError("no such NFT: the token was never minted");
+
+  const implementations: Record<string, (fields: RequestFields) => Promise<MessageShape<DescMessage>>> = {
+    async listContracts(fields) {
+      const limit = parseLimit(one(fields, "limit"), "contracts");
+      const offset = parseOffset(one(fields, "offset"));
+      const direction = parseSortDirection(one(fields, "sort_direction"), "SORT_DIRECTION_ASC");
+      const types = parseContractTypes(many(fields, "contract_types") as string | readonly string[]);
+      const after = parseTimestamp(one(fields, "block_timestamp_gt"), "block_timestamp_gt");
+      const rows = await listContracts(sql, chainId, {
+        limit,
+        offset,
+        direction: direction === "SORT_DIRECTION_ASC" ? "asc" : "desc",
+        types,
+        mintedAfter: after && new Date(after.seconds * 1000 + Math.floor(after.nanos / 1e6)),
+      });
+      return create(FoundationalService.method.listContracts.output, {
+        contracts: rows.map(contractMessage),
+      });
+    },
+
+    async getNftDetails(fields) {
+      const [contract, tokenId] = token(fields);
+      const details = await nftDetails(sql, chainId, contract, tokenId);
+      if (details === undefined) throw notMinted();
+      return nftDetailsMessage(details);
+    },
+
+    async getNftRawMetadata(fields) {
+      const [contract, tokenId] = token(fields);
+      const found = await rawMetadata(sql, chainId, contract, tokenId);
+      if (found === undefined) throw notMinted();
+      return rawMetadataMessage(found.document);
+    },
+
+    async getTopCollections(fields) {
+      const metric = parseMetric(one(fields, "metric"));
+      const duration = parseDuration(one(fields, "duration"));
+      const limit = parseLimit(one(fields, "limit"), "top");
+      const offset = parseOffset(one(fields, "offset"));
+      const rows = await rankings.page(duration, METRIC_OF[metric], offset, limit);
+      return create(CollectionsService.method.getTopCollections.output, {
+        collections: rows.map((row) => topCollectionMessage(row, metric)),
+      });
+    },
+
+    async listCollectionOwners(fields) {
+      const contract = parseAddress(one(fields, "contract_address"));
+      const limit = parseLimit(one(fields, "limit"), "owners");
+      const offset = parseOffset(one(fields, "offset"));
+      const direction = parseSortDirection(one(fields, "sort_direction"), "SORT_DIRECTION_DESC");
+      const rows = await listOwners(sql, chainId, contract, {
+        limit,
+        offset,
+        direction: direction === "SORT_DIRECTION_ASC" ? "asc" : "desc",
+      });
+      return create(CollectionsService.method.listCollectionOwners.output, {
+        owner: rows.map((o) => ({ address: o.address, ownedCount: o.units })),
+      });
+    },
+
+    async getSupply(fields) {
+      return create(CollectionsService.method.getSupply.output, {
+        dataPoints: supplyPoints(await series(fields)),
+      });
+    },
+
+    async getOwnersCount(fields) {
+      return create(CollectionsService.method.getOwnersCount.output, {
+        dataPoints: (await series(fields)).map(ownersCountPoint),
+      });
+    },
+
+    async getPrices(fields) {
+      return create(CollectionsService.method.getPrices.output, {
+        dataPoints: (await series(fields)).map(pricePoint),
+      });
+    },
+
+    async getSalesVolume(fields) {
+      return create(CollectionsService.method.getSalesVolume.output, {
+        dataPoints: (await series(fields)).map(salesVolumePoint),
+      });
+    },
+  };
+
+  const operations = new Map<string, Operation>();
+  for (const service of API_SERVICES) {
+    for (const method of service.methods) {
+      const run = implementations[method.localName];
+      if (run === undefined) throw new Error(`no implementation of ${method.parent.typeName}.${method.name}`);
+      operations.set(method.name, { method, run });
+    }
+  }
+  return operations;
+}

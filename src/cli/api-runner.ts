@@ -1,0 +1,92 @@
+import type { Command } from "commander";
+import { createGuard } from "../api/guard.ts";
+import { createKeyVerifier } from "../api/key-verifier.ts";
+import { type ApiMetrics, createApiMetrics } from "../api/metrics.ts";
+import { type RunningApi, startApi, startMetricsServer } from "../api/server.ts";
+import { loadTls } from "../api/tls.ts";
+import type { ApiConfig, ApiConfigInput } from "../config/api-config.ts";
+import type { Logger } from "../core/logger.ts";
+import type { Sql } from "../store/database.ts";
+import type { Lifecycle } from "./shutdown.ts";
+
+const collect = (value: string, previous: string[] = []) => [...previous, value];
+
+/** The flags of every command that serves the API. */
+export function addApiOptions(command: Command): Command {
+  return command
+    .option("--host <address>", "address the API listens on (env MINTLENS_HOST, default 127.0.0.1)")
+    .option(
+      "--rest-port <[chain=]port>",
+      "REST port: N for the first chain (the next ones take N+1…), or chain=N (default 8080)",
+      collect,
+    )
+    .option(
+      "--grpc-port <[chain=]port>",
+      "gRPC (TLS) port: N for the first chain (the next ones take N+1…), or chain=N (default 50051)",
+      collect,
+    )
+    .option("--metrics-port <port>", "Prometheus metrics port, or off (default 9464)")
+    .option("--rate-limit <n>", "requests per second per API key over REST and gRPC, 0 for none (default 30)")
+    .option(
+      "--tls-cert <file>",
+      "PEM certificate for gRPC (default: a self-signed one generated in the data directory)",
+    )
+    .option("--tls-key <file>", "PEM private key of --tls-cert");
+}
+
+export type ApiFlags = ApiConfigInput;
+
+export interface ServeOptions {
+  sql: Sql;
+  chains: readonly { name: string; chainId: number }[];
+  api: ApiConfig;
+  dataDir: string;
+  logger: Logger;
+  lifecycle: Lifecycle;
+  /** Shared with the indexers when they run in the same process. */
+  metrics?: ApiMetrics;
+  /** Where the listening addresses are told; default stderr. */
+  say?: (line: string) => void;
+}
+
+/**
+ * Starts every chain's listeners and the metrics listener, released by `lifecycle` (requests
+ * under way are let finish). Prints where each listens and the certificate gRPC presents.
+ */
+export async function serveApi(options: ServeOptions): Promise<RunningApi & { certPath: string }> {
+  const { api, logger, lifecycle } = options;
+  const say = options.say ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const metrics = options.metrics ?? createApiMetrics();
+  const tls = await loadTls(api.tls, options.dataDir);
+  if (tls.generated) say(`generated a self-signed certificate for gRPC: ${tls.certPath}`);
+  const guard = createGuard({
+    keys: createKeyVerifier({ sql: options.sql }),
+    requestsPerSecond: api.rateLimit,
+  });
+  const byName = new Map(api.listeners.map((l) => [l.name, l]));
+  const running = await startApi({
+    sql: options.sql,
+    host: api.host,
+    tls,
+    guard,
+    metrics,
+    logger,
+    chains: options.chains.map((chain) => {
+      const listeners = byName.get(chain.name);
+      if (listeners === undefined) throw new Error(`no listeners configured for ${chain.name}`);
+      return { ...chain, restPort: listeners.restPort, grpcPort: listeners.grpcPort };
+    }),
+  });
+  lifecycle.defer(() => running.close());
+  for (const chain of running.chains) {
+    say(
+      `${chain.name} (chain ${chain.chainId}): REST ${chain.restUrl}  gRPC ${chain.grpcAddress} (TLS, certificate ${tls.certPath})`,
+    );
+  }
+  if (api.metricsPort !== undefined) {
+    const server = await startMetricsServer(metrics, api.host, api.metricsPort);
+    lifecycle.defer(() => server.close());
+    say(`metrics: http://${api.host.includes(":") ? `[${api.host}]` : api.host}:${server.port}/metrics`);
+  }
+  return { ...running, certPath: tls.certPath };
+}

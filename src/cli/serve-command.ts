@@ -1,0 +1,99 @@
+import type { Command } from "commander";
+import { type ApiConfigInput, parseApiConfig } from "../config/api-config.ts";
+import { ConfigError, parseDatabaseConfig } from "../config/config.ts";
+import type { Environment } from "../config/environment.ts";
+import { UserFacingError } from "../core/errors.ts";
+import { createLogger } from "../core/logger.ts";
+import type { Sql } from "../store/database.ts";
+import { addApiOptions, serveApi } from "./api-runner.ts";
+import { openDatabase } from "./open-database.ts";
+import type { Lifecycle } from "./shutdown.ts";
+
+const collect = (value: string, previous: string[] = []) => [...previous, value];
+
+interface ServeFlags extends ApiConfigInput {
+  chain?: string[];
+  chainId?: string[];
+  databaseUrl?: string;
+  dataDir?: string;
+  logLevel?: string;
+}
+
+/** `mintlens serve`: the API over an existing store, for the chains indexed into it. */
+export function registerServeCommand(program: Command, lifecycle: Lifecycle, environment: Environment): void {
+  addApiOptions(
+    program
+      .command("serve")
+      .description(
+        "serve the API over an existing store: every chain indexed into it, or those named by --chain",
+      ),
+  )
+    .option(
+      "--chain <name>",
+      "a chain to serve, by the name it was indexed under; repeatable (default: all)",
+      collect,
+    )
+    .option("--chain-id <chain=id>", "the chain id of a chain not yet in the store", collect)
+    .option("--database-url <url>", "PostgreSQL 15+ URL (env DATABASE_URL); default: the embedded PostgreSQL")
+    .option(
+      "--data-dir <dir>",
+      "data directory of the embedded PostgreSQL and the generated certificate (default .mintlens)",
+    )
+    .option("--log-level <level>", "fatal, error, warn, info, debug or trace (env MINTLENS_LOG_LEVEL)")
+    .action(async (flags: ServeFlags) => {
+      const database = parseDatabaseConfig(flags, environment.variables);
+      const logger = createLogger(database.logLevel);
+      const opened = await openDatabase(database.databaseUrl, database.dataDir, logger, lifecycle);
+      if (lifecycle.signal.aborted) return;
+      const chains = await servedChains(opened.sql, flags);
+      const api = parseApiConfig(
+        flags,
+        environment.variables,
+        chains.map((c) => c.name),
+      );
+      await serveApi({ sql: opened.sql, chains, api, dataDir: database.dataDir, logger, lifecycle });
+      await new Promise<void>((resolve) => {
+        if (lifecycle.signal.aborted) resolve();
+        lifecycle.signal.addEventListener("abort", () => resolve(), { once: true });
+      });
+    });
+}
+
+/** The chains to serve: those named (by their stored name, or with an explicit id), else every stored chain. */
+async function servedChains(sql: Sql, flags: ServeFlags): Promise<{ name: string; chainId: number }[]> {
+  const stored = await sql<
+    { name: string; chain_id: string }[]
+  >`SELECT name, chain_id::text FROM chains ORDER BY chain_id`;
+  const explicit = new Map<string, number>();
+  const problems: string[] = [];
+  for (const value of flags.chainId ?? []) {
+    const [name, id] = value.split("=");
+    if (name === undefined || id === undefined || !/^\d{1,15}$/.test(id)) {
+      problems.push(`chain id: ${value} is not chain=id`);
+    } else {
+      explicit.set(name, Number(id));
+    }
+  }
+  const names = flags.chain?.map((c) => c.split("=")[0] as string) ?? [];
+  if (names.length === 0) {
+    if (problems.length > 0) throw new ConfigError(problems);
+    if (stored.length === 0) {
+      throw new UserFacingError(
+        "the store has no chain yet: index one first (mintlens index or mintlens start), or name it with --chain and --chain-id",
+      );
+    }
+    return stored.map((r) => ({ name: r.name, chainId: Number(r.chain_id) }));
+  }
+  const chains = names.flatMap((name) => {
+    const chainId = explicit.get(name) ?? stored.find((r) => r.name === name)?.chain_id;
+    if (chainId === undefined) {
+      problems.push(
+        `chain: ${name} is not in the store (stored: ${stored.map((r) => r.name).join(", ") || "none"}); give --chain-id ${name}=ID`,
+      );
+      return [];
+    }
+    return [{ name, chainId: Number(chainId) }];
+  });
+  if (problems.length > 0) throw new ConfigError(problems);
+  return chains;
+}

@@ -1,0 +1,72 @@
+import type { Command } from "commander";
+import { createApiMetrics } from "../api/metrics.ts";
+import { parseApiConfig } from "../config/api-config.ts";
+import { parseConfig } from "../config/config.ts";
+import type { Environment } from "../config/environment.ts";
+import { createLogger } from "../core/logger.ts";
+import { ensureChain } from "../store/chain-state.ts";
+import { addApiOptions, serveApi } from "./api-runner.ts";
+import { addCommonOptions } from "./index-command.ts";
+import { openDatabase } from "./open-database.ts";
+import { createProgressDisplay } from "./progress.ts";
+import { runIndexers } from "./run-indexers.ts";
+import type { Lifecycle } from "./shutdown.ts";
+
+/**
+ * `mintlens start`: what runs in production. Every configured chain's indexer and its API in one
+ * process; a signal stops the API from taking requests, lets those under way finish, and stops
+ * the indexers between batches.
+ */
+export function registerStartCommand(program: Command, lifecycle: Lifecycle, environment: Environment): void {
+  addApiOptions(addCommonOptions(program.command("start")))
+    .description("index every configured chain and serve the API for each, in one process")
+    .action(async (flags) => {
+      const config = parseConfig(flags, environment.variables);
+      const api = parseApiConfig(
+        flags,
+        environment.variables,
+        config.chains.map((c) => c.name),
+      );
+      const logger = createLogger(config.logLevel);
+      const database = await openDatabase(
+        config.databaseUrl,
+        config.dataDir,
+        logger,
+        lifecycle,
+        config.chains.length,
+      );
+      if (lifecycle.signal.aborted) return;
+      // Registered before the API starts, so each chain's rankings have a row to watch from the first request.
+      for (const chain of config.chains) {
+        await ensureChain(database.sql, {
+          chainId: chain.chainId,
+          name: chain.name,
+          nativeSymbol: chain.nativeSymbol,
+          startBlock: chain.startBlock,
+        });
+      }
+      const metrics = createApiMetrics();
+      await serveApi({
+        sql: database.sql,
+        chains: config.chains,
+        api,
+        dataDir: config.dataDir,
+        logger,
+        lifecycle,
+        metrics,
+      });
+      const display = createProgressDisplay(logger, process.stderr.isTTY === true);
+      lifecycle.defer(() => display.stop());
+      await runIndexers({
+        config,
+        sql: database.sql,
+        logger,
+        onProgress: (progress) => {
+          metrics.setIndexed(progress.chain, progress.nextBlock - 1, progress.head);
+          display.update(progress);
+        },
+        signal: lifecycle.signal,
+      });
+      if (lifecycle.signal.aborted) logger.info("stopped on request");
+    });
+}

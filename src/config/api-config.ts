@@ -1,0 +1,150 @@
+/**
+ * The API's configuration: where each chain's REST and gRPC listeners and the metrics listener
+ * bind, the rate limit, and the certificate gRPC presents. Parsed once, every problem listed.
+ */
+import { ConfigError } from "./config.ts";
+import type { Variables } from "./environment.ts";
+
+export interface ApiListeners {
+  name: string;
+  restPort: number;
+  grpcPort: number;
+}
+
+export interface ApiConfig {
+  host: string;
+  /** Per chain, in the order the chains were given. */
+  listeners: ApiListeners[];
+  /** 0 picks a free port; undefined turns the metrics listener off. */
+  metricsPort: number | undefined;
+  /** Requests per second per key, over both protocols; 0 turns the limit off. */
+  rateLimit: number;
+  /** Unset: a self-signed certificate generated in the data directory. */
+  tls: { certPath: string; keyPath: string } | undefined;
+}
+
+export interface ApiConfigInput {
+  host?: string;
+  restPort?: string[];
+  grpcPort?: string[];
+  metricsPort?: string;
+  rateLimit?: string;
+  tlsCert?: string;
+  tlsKey?: string;
+}
+
+export const API_DEFAULTS = {
+  host: "127.0.0.1",
+  restPort: 8080,
+  grpcPort: 50051,
+  metricsPort: 9464,
+  rateLimit: 30,
+};
+
+const PORT = /^\d{1,5}$/;
+
+/**
+ * A port flag's value per chain. `N` is the first chain's port, the next chains taking N+1, N+2…;
+ * `name=N` sets one chain's. Unset: the default base.
+ */
+function ports(
+  values: string[] | undefined,
+  envValue: string | undefined,
+  chains: readonly string[],
+  base: number,
+  label: string,
+  problems: string[],
+): number[] {
+  let first = base;
+  const named = new Map<string, number>();
+  const port = (text: string) => {
+    const n = Number(text);
+    if (!PORT.test(text) || n > 65_535) {
+      problems.push(`${label}: ${text} is not a port (0 to 65535)`);
+      return undefined;
+    }
+    return n;
+  };
+  for (const value of values ?? (envValue ? [envValue] : [])) {
+    const eq = value.indexOf("=");
+    if (eq < 0) {
+      first = port(value) ?? first;
+      continue;
+    }
+    const name = value.slice(0, eq);
+    if (!chains.includes(name)) problems.push(`${label}: ${name} is not a configured chain`);
+    const n = port(value.slice(eq + 1));
+    if (n !== undefined) named.set(name, n);
+  }
+  // Port 0 picks a free port for every chain rather than counting up from 0.
+  return chains.map((name, i) => named.get(name) ?? (first === 0 ? 0 : first + i));
+}
+
+export function parseApiConfig(input: ApiConfigInput, env: Variables, chains: readonly string[]): ApiConfig {
+  const problems: string[] = [];
+  const host = input.host ?? env.MINTLENS_HOST ?? API_DEFAULTS.host;
+  if (host.trim() === "") problems.push("host: empty");
+  const rest = ports(
+    input.restPort,
+    env.MINTLENS_REST_PORT,
+    chains,
+    API_DEFAULTS.restPort,
+    "rest port",
+    problems,
+  );
+  const grpc = ports(
+    input.grpcPort,
+    env.MINTLENS_GRPC_PORT,
+    chains,
+    API_DEFAULTS.grpcPort,
+    "grpc port",
+    problems,
+  );
+  const taken = new Map<number, string>();
+  chains.forEach((name, i) => {
+    for (const [kind, port] of [
+      ["rest", rest[i]],
+      ["grpc", grpc[i]],
+    ] as const) {
+      if (port === undefined || port === 0) continue;
+      const other = taken.get(port);
+      if (other !== undefined) problems.push(`${name} ${kind} port: ${port} is also the ${other} port`);
+      taken.set(port, `${name} ${kind}`);
+    }
+  });
+
+  const metricsRaw = input.metricsPort ?? env.MINTLENS_METRICS_PORT;
+  let metricsPort: number | undefined = API_DEFAULTS.metricsPort;
+  if (metricsRaw === "off") metricsPort = undefined;
+  else if (metricsRaw !== undefined) {
+    metricsPort = PORT.test(metricsRaw) && Number(metricsRaw) <= 65_535 ? Number(metricsRaw) : undefined;
+    if (metricsPort === undefined)
+      problems.push(`metrics port: ${metricsRaw} is not a port (0 to 65535) or off`);
+  }
+  if (metricsPort !== undefined && metricsPort !== 0 && taken.has(metricsPort)) {
+    problems.push(`metrics port: ${metricsPort} is also the ${taken.get(metricsPort)} port`);
+  }
+
+  const rateRaw = input.rateLimit ?? env.MINTLENS_RATE_LIMIT;
+  let rateLimit = API_DEFAULTS.rateLimit;
+  if (rateRaw !== undefined) {
+    if (/^\d{1,9}$/.test(rateRaw)) rateLimit = Number(rateRaw);
+    else problems.push(`rate limit: ${rateRaw} is not a whole number of requests per second (0: no limit)`);
+  }
+
+  const certPath = input.tlsCert ?? env.MINTLENS_TLS_CERT;
+  const keyPath = input.tlsKey ?? env.MINTLENS_TLS_KEY;
+  if ((certPath === undefined) !== (keyPath === undefined)) {
+    problems.push(
+      "tls: give both --tls-cert and --tls-key, or neither (a self-signed certificate is generated)",
+    );
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return {
+    host,
+    listeners: chains.map((name, i) => ({ name, restPort: rest[i] as number, grpcPort: grpc[i] as number })),
+    metricsPort,
+    rateLimit,
+    tls: certPath !== undefined && keyPath !== undefined ? { certPath, keyPath } : undefined,
+  };
+}
