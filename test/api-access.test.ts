@@ -348,6 +348,8 @@ describe("errors", () => {
       ["/foundational/v1beta2/contracts?limit=1&limit=2", "limit"],
       [`/collections/v1beta2/${c}/owners_list?limit=501`, "limit"],
       ["/collections/v1beta2/top/METRIC_SALES_VOLUME/DURATION_1_DAY?offset=1.5", "offset"],
+      [`/collections/v1beta2/${c}/prices/%zz/GROUP_BY_PERIOD_1_HOUR`, "duration"],
+      [`/foundational/v1beta2/nfts/${c}/%E0%A4%A/details`, "token_id"],
     ];
     for (const [path, field] of cases) {
       const answer = await f.rest(path);

@@ -19,7 +19,7 @@ import {
 } from "./errors.ts";
 import type { Guard } from "./guard.ts";
 import type { ApiMetrics } from "./metrics.ts";
-import { restRequestFields, restRoutes, toWireJson } from "./routes.ts";
+import { type RestRoute, restRequestFields, restRoutes, toWireJson } from "./routes.ts";
 import type { Operation } from "./service.ts";
 
 /** The `.proto` source and the OpenAPI document, as published with the project. */
@@ -51,6 +51,27 @@ function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
     .send(JSON.stringify(response.body));
 }
 
+/** The path field whose segment of `url` cannot be percent-decoded, found by the route templates; else `request`. */
+function undecodableField(url: string, routes: readonly RestRoute[]): string {
+  const segments = (url.split("?")[0] ?? "").split("/");
+  const bad = segments.findIndex((segment) => {
+    try {
+      decodeURIComponent(segment);
+      return false;
+    } catch {
+      return true;
+    }
+  });
+  for (const route of routes) {
+    const template = route.template.split("/");
+    if (template.length !== segments.length) continue;
+    const fits = template.every((part, i) => part.startsWith("{") || part === segments[i]);
+    const variable = /^\{([a-z_0-9]+)\}$/.exec(template[bad] ?? "");
+    if (fits && variable?.[1]) return variable[1];
+  }
+  return "request";
+}
+
 async function protoFiles(): Promise<string[]> {
   const entries = await readdir(PROTO_ROOT, { recursive: true, withFileTypes: true });
   return entries
@@ -61,12 +82,20 @@ async function protoFiles(): Promise<string[]> {
 
 export async function createRestServer(options: RestServerOptions): Promise<FastifyInstance> {
   const { chain, guard, metrics, logger } = options;
+  const routes = restRoutes(options.operations.values());
   const app = Fastify({
     // One access line per request is written below, without headers (keys never reach the logs).
     logger: false,
     // Long enough for a token id with its leading zeros; a longer value is answered as malformed.
     routerOptions: { maxParamLength: 1_000, ignoreTrailingSlash: true },
     return503OnClosing: true,
+    // A path the router cannot decode (`%zz`) is answered like any malformed value, naming the field.
+    frameworkErrors: (error, request, reply) => {
+      if (error.code === "FST_ERR_BAD_URL") {
+        return sendError(reply, new InvalidArgumentError(undecodableField(request.url, routes), "not valid percent-encoding"));
+      }
+      return sendError(reply, new InvalidArgumentError("request", error.message.toLowerCase()));
+    },
   });
 
   app.decorateRequest("user", undefined);
@@ -127,7 +156,7 @@ export async function createRestServer(options: RestServerOptions): Promise<Fast
     return reply.type("text/plain; charset=utf-8").send(await readFile(join(PROTO_ROOT, file), "utf8"));
   });
 
-  for (const route of restRoutes(options.operations.values())) {
+  for (const route of routes) {
     const name = route.operation.method.name;
     const output = route.operation.method.output;
     app.get(route.routerPath, { config: { operation: name } }, async (request, reply) => {
