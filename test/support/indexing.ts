@@ -20,7 +20,9 @@ export interface IndexOptions {
   sql: Sql;
   rpcUrl: string;
   chainId: number;
-  untilBlock: number;
+  /** Without it the indexer follows the head until `signal` aborts. */
+  untilBlock?: number;
+  signal?: AbortSignal;
   confirmations?: number;
   discovery?: ContractDiscovery;
   tuning?: Partial<IndexerTuning>;
@@ -85,11 +87,11 @@ export async function indexUntil(options: IndexOptions): Promise<void> {
         ...(options.onProgress ? { onProgress: options.onProgress } : {}),
         retryBaseMs: options.retryBaseMs ?? 50,
         ...(options.maxBatchRows !== undefined ? { maxBatchRows: options.maxBatchRows } : {}),
-        untilBlock: options.untilBlock,
+        ...(options.untilBlock !== undefined ? { untilBlock: options.untilBlock } : {}),
         ...(options.targetEventsPerBatch ? { targetEventsPerBatch: options.targetEventsPerBatch } : {}),
         ...(options.pricing ? { pricing: options.pricing } : {}),
       },
-      AbortSignal.timeout(300_000),
+      options.signal ?? AbortSignal.timeout(300_000),
     );
   } finally {
     await client.close();
