@@ -92,7 +92,10 @@ export async function createRestServer(options: RestServerOptions): Promise<Fast
     // A path the router cannot decode (`%zz`) is answered like any malformed value, naming the field.
     frameworkErrors: (error, request, reply) => {
       if (error.code === "FST_ERR_BAD_URL") {
-        return sendError(reply, new InvalidArgumentError(undecodableField(request.url, routes), "not valid percent-encoding"));
+        return sendError(
+          reply,
+          new InvalidArgumentError(undecodableField(request.url, routes), "not valid percent-encoding"),
+        );
       }
       return sendError(reply, new InvalidArgumentError("request", error.message.toLowerCase()));
     },
