@@ -1,4 +1,5 @@
 import { Command } from "commander";
+import { registerCallCommand } from "./cli/call-command.ts";
 import { registerDemoCommand } from "./cli/demo-command.ts";
 import { registerIndexCommand } from "./cli/index-command.ts";
 import { registerKeysCommand } from "./cli/keys-command.ts";
@@ -27,6 +28,7 @@ registerServeCommand(program, lifecycle, environment);
 registerDemoCommand(program, lifecycle, environment);
 registerMigrateCommand(program, lifecycle, environment);
 registerKeysCommand(program, lifecycle, environment);
+registerCallCommand(program, environment);
 
 const report = (error: unknown) => {
   if (error instanceof ConfigError || error instanceof UserFacingError) {

@@ -116,7 +116,6 @@ export function createGrpcServer(options: GrpcServerOptions): GrpcServer {
         metrics.observeRequest({ chain, protocol: "grpc", operation: name, status }, seconds);
         logger.info(
           {
-            chain,
             protocol: "grpc",
             method: `${operation.method.parent.typeName}/${name}`,
             status,
@@ -147,7 +146,7 @@ export function createGrpcServer(options: GrpcServerOptions): GrpcServer {
           (error: unknown) => {
             const apiError = toApiError(error);
             if (apiError.code === GrpcCode.INTERNAL || apiError.code === GrpcCode.UNAVAILABLE) {
-              logger.error({ chain, err: apiError.cause ?? error, operation: name }, "request failed");
+              logger.error({ err: apiError.cause ?? error, operation: name }, "request failed");
             }
             const trailers = new grpc.Metadata();
             if (apiError instanceof ResourceExhaustedError) {

@@ -109,7 +109,6 @@ export async function createRestServer(options: RestServerOptions): Promise<Fast
     const operation = (request.routeOptions.config as { operation?: string } | undefined)?.operation;
     logger.info(
       {
-        chain,
         protocol: "rest",
         method: request.method,
         url: request.url,
@@ -132,7 +131,7 @@ export async function createRestServer(options: RestServerOptions): Promise<Fast
     }
     const apiError = toApiError(error);
     if (apiError.code === GrpcCode.INTERNAL || apiError.code === GrpcCode.UNAVAILABLE) {
-      logger.error({ chain, err: apiError.cause ?? (error as unknown), url: request.url }, "request failed");
+      logger.error({ err: apiError.cause ?? (error as unknown), url: request.url }, "request failed");
     }
     return sendError(reply, apiError);
   });
@@ -180,7 +179,7 @@ export async function createRestServer(options: RestServerOptions): Promise<Fast
         const apiError = toApiError(error);
         status = GRPC_CODE_NAME[apiError.code] ?? "UNKNOWN";
         if (apiError.code === GrpcCode.INTERNAL || apiError.code === GrpcCode.UNAVAILABLE) {
-          logger.error({ chain, err: apiError.cause ?? error, operation: name }, "request failed");
+          logger.error({ err: apiError.cause ?? error, operation: name }, "request failed");
         }
         return sendError(reply, apiError);
       } finally {

@@ -2,30 +2,37 @@ import { rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Command } from "commander";
 import { formatUnits } from "viem";
+import { generateKey } from "../api/keys.ts";
+import { createApiMetrics } from "../api/metrics.ts";
+import { type ApiConfigInput, parseApiConfig } from "../config/api-config.ts";
 import { ConfigError, parseConfig, parseDatabaseConfig } from "../config/config.ts";
 import type { Environment } from "../config/environment.ts";
 import { createLogger } from "../core/logger.ts";
 import { generateHistory, historyGenesisTimestamp, runLiveActivity } from "../demo/activity.ts";
 import { startAnvil } from "../devchain/anvil.ts";
+import { insertApiKey } from "../store/api-keys.ts";
+import { ensureChain } from "../store/chain-state.ts";
 import { collectionSummaries } from "../store/summary.ts";
+import { addApiOptions, serveApi } from "./api-runner.ts";
 import { openDatabase } from "./open-database.ts";
 import { createProgressDisplay } from "./progress.ts";
 import { runIndexers } from "./run-indexers.ts";
 import type { Lifecycle } from "./shutdown.ts";
 
-interface DemoFlags {
+interface DemoFlags extends ApiConfigInput {
   dataDir?: string;
   days?: string;
   seed?: string;
 }
 
 const DEMO_CHAIN_ID = 31337;
+const DEMO_CHAIN_NAME = "anvil";
+const DEMO_USER = "demo";
 
 export function registerDemoCommand(program: Command, lifecycle: Lifecycle, environment: Environment): void {
-  program
-    .command("demo")
+  addApiOptions(program.command("demo"))
     .description(
-      "run everything locally: an embedded PostgreSQL, a local anvil chain filled with months of generated NFT activity, and the indexer following it",
+      "run everything locally: an embedded PostgreSQL, a local anvil chain filled with months of generated NFT activity, the indexer following it, and the API serving it",
     )
     .option(
       "--data-dir <dir>",
@@ -41,8 +48,10 @@ async function runDemo(flags: DemoFlags, lifecycle: Lifecycle, environment: Envi
   if (!Number.isInteger(days) || days < 1 || days > 3650)
     throw new ConfigError([`days: ${flags.days} is not a whole number from 1 to 3650`]);
   const seed = flags.seed ?? "mintlens";
+  const api = parseApiConfig(flags, environment.variables, [DEMO_CHAIN_NAME]);
   // Always a folder of its own, so that emptying it can never touch an index kept in the data directory.
-  const dataDir = resolve(flags.dataDir ?? ".mintlens", "demo");
+  const baseDir = resolve(flags.dataDir ?? ".mintlens");
+  const dataDir = join(baseDir, "demo");
   const { logLevel } = parseDatabaseConfig({}, environment.variables);
   const logger = createLogger(logLevel);
   const say = (message: string) => process.stderr.write(`demo: ${message}\n`);
@@ -90,7 +99,7 @@ async function runDemo(flags: DemoFlags, lifecycle: Lifecycle, environment: Envi
   const { contracts } = history;
   const config = parseConfig(
     {
-      chain: [`anvil=${anvil.url}`],
+      chain: [`${DEMO_CHAIN_NAME}=${anvil.url}`],
       chainId: [String(DEMO_CHAIN_ID)],
       nativeSymbol: ["ETH"],
       confirmations: ["1"],
@@ -130,12 +139,86 @@ async function runDemo(flags: DemoFlags, lifecycle: Lifecycle, environment: Envi
     }
   }, 15_000);
   lifecycle.defer(() => clearInterval(summaries));
-  say("indexing; new activity arrives every 3 s. Press Ctrl+C to stop.");
+  // The API serves from the first batch on; the certificate lives outside the emptied folder, so it survives runs.
+  await ensureChain(database.sql, {
+    chainId: DEMO_CHAIN_ID,
+    name: DEMO_CHAIN_NAME,
+    nativeSymbol: "ETH",
+    startBlock: 0,
+  });
+  const metrics = createApiMetrics();
+  const served = await serveApi({
+    sql: database.sql,
+    chains: [{ name: DEMO_CHAIN_NAME, chainId: DEMO_CHAIN_ID }],
+    api,
+    dataDir: baseDir,
+    logger,
+    lifecycle,
+    metrics,
+    say,
+  });
+  const key = generateKey();
+  await insertApiKey(database.sql, { userName: DEMO_USER, keyId: key.keyId, keyHash: key.hash });
+  const chain = served.chains[0];
+  const tryIt =
+    chain === undefined
+      ? []
+      : tryItLines({
+          key: key.key,
+          restUrl: chain.restUrl,
+          grpcAddress: chain.grpcAddress,
+          certPath: served.certPath,
+          collection: contracts.erc721.address.toLowerCase(),
+        });
+  say(
+    "indexing the history; the API's examples follow once it is indexed. New activity arrives every 3 s. Press Ctrl+C to stop.",
+  );
+  let shown = false;
   await runIndexers({
     config,
     sql: database.sql,
     logger,
-    onProgress: display.update,
+    onProgress: (progress) => {
+      metrics.setIndexed(progress.chain, progress.nextBlock - 1, progress.head);
+      display.update(progress);
+      // Shown when the history is in, so the examples answer with it.
+      if (!shown && progress.phase === "follow") {
+        shown = true;
+        for (const line of tryIt) display.print(line);
+      }
+    },
     signal,
   });
+}
+
+/** What the demo prints for a newcomer to paste: a key, and a REST, a gRPC and an OpenAPI example. */
+export function tryItLines(o: {
+  key: string;
+  restUrl: string;
+  grpcAddress: string;
+  certPath: string;
+  collection: string;
+}): string[] {
+  const cwd = process.cwd();
+  // By name, not 127.0.0.1: TLS clients may not check a certificate against an IP address.
+  const grpcAddress = o.grpcAddress.replace(/^127\.0\.0\.1:/, "localhost:");
+  const cert = o.certPath.startsWith(`${cwd}/`) ? o.certPath.slice(cwd.length + 1) : o.certPath;
+  return [
+    "",
+    `demo: the API is up. Your key (user ${DEMO_USER}; shown once, made again on each run):`,
+    "",
+    `  export MINTLENS_API_KEY=${o.key}`,
+    "",
+    "demo: REST (the top collections of the last 30 days by volume):",
+    "",
+    `  curl -s -H "X-API-Key: $MINTLENS_API_KEY" "${o.restUrl}/collections/v1beta2/top/METRIC_SALES_VOLUME/DURATION_30_DAYS?limit=5"`,
+    "",
+    "demo: gRPC over TLS (a collection's holders), with the client built into mintlens:",
+    "",
+    `  npm run -s mintlens -- call CollectionsService/ListCollectionOwners '{"contractAddress":"${o.collection}","limit":5}' --address ${grpcAddress} --ca ${cert}`,
+    "",
+    `demo: or with grpcurl (reflection is on): grpcurl -cacert ${cert} -H "x-api-key: $MINTLENS_API_KEY" ${grpcAddress} list`,
+    `demo: the OpenAPI document of every operation: ${o.restUrl}/openapi.json`,
+    "",
+  ];
 }
