@@ -30,6 +30,17 @@ const SERIES = [
 
 const ether = (wei: bigint) => (Number(wei / 10n ** 12n) / 1e6).toFixed(4);
 
+/**
+ * A reader's answer and how long it took when asked a second time (its statement prepared, its
+ * pages cached): what the API waits for on an idle server.
+ */
+async function timed<T>(read: () => Promise<T>): Promise<[T, string]> {
+  await read();
+  const started = performance.now();
+  const result = await read();
+  return [result, `${(performance.now() - started).toFixed(1)} ms`];
+}
+
 /** Prints the summary; returns the problems found (none when every reader has something to return). */
 export async function checkDataset(
   sql: Queryable,
@@ -39,30 +50,36 @@ export async function checkDataset(
 ): Promise<string[]> {
   const problems: string[] = [];
 
-  const contracts = await listContracts(sql, chainId, {
-    limit: 20,
-    offset: 0,
-    direction: "asc",
-    types: [],
-    mintedAfter: undefined,
-  });
+  const [contracts, contractsTime] = await timed(() =>
+    listContracts(sql, chainId, {
+      limit: 20,
+      offset: 0,
+      direction: "asc",
+      types: [],
+      mintedAfter: undefined,
+    }),
+  );
   const first = contracts[0];
   say(
-    `contracts: first page of ${contracts.length}, the first ${first?.name ?? "-"} (${first?.types.join(",") ?? "-"}) ` +
+    `contracts (${contractsTime}): first page of ${contracts.length}, the first ${first?.name ?? "-"} (${first?.types.join(",") ?? "-"}) ` +
       `minted ${first?.mintEvent.blockTime?.toISOString() ?? "-"}`,
   );
   if (contracts.length < 20) problems.push("the contracts list has fewer than 20 contracts");
 
   // Rankings end at the last fifteen-minute boundary, as the API's windows do.
   const to = new Date((now - (now % 900)) * 1000);
-  say("top collections (collections ranked, max 20; the leader by each metric):");
+  say("top collections (collections ranked, max 20; the leader by each metric; each metric's reader time):");
   let leader: Address | undefined;
   for (const [label, seconds] of WINDOWS) {
     const from = new Date(to.getTime() - seconds * 1000);
     const leaders: string[] = [];
+    const times: string[] = [];
     let ranked = 0;
     for (const metric of METRICS) {
-      const rows = await topCollections(sql, chainId, { from, to, metric, limit: 20, offset: 0 });
+      const [rows, time] = await timed(() =>
+        topCollections(sql, chainId, { from, to, metric, limit: 20, offset: 0 }),
+      );
+      times.push(time);
       ranked = rows.length;
       const top = rows[0];
       if (top === undefined) continue;
@@ -77,7 +94,9 @@ export async function checkDataset(
               : `${ether(top.units === 0n ? 0n : top.volume / top.units)} ETH`;
       leaders.push(`${metric} ${top.name} ${value}`);
     }
-    say(`  ${label.padEnd(8)} ${String(ranked).padStart(2)} ranked; ${leaders.join("; ")}`);
+    say(
+      `  ${label.padEnd(8)} ${String(ranked).padStart(2)} ranked; ${leaders.join("; ")} (${times.join(", ")})`,
+    );
     if (ranked === 0 && seconds >= DAY) problems.push(`no collection has sales in the last ${label}`);
   }
   if (leader === undefined) {
@@ -90,13 +109,13 @@ export async function checkDataset(
   for (const [label, duration, period] of SERIES) {
     const points = duration / period;
     const grid = { start: new Date((todayStart - duration) * 1000), periodSeconds: period, points };
-    const series = await collectionSeries(sql, chainId, leader, grid);
+    const [series, time] = await timed(() => collectionSeries(sql, chainId, leader, grid));
     const withSales = series.filter((p) => p.sales > 0n);
     const sales = series.reduce((sum, p) => sum + p.sales, 0n);
     const volume = series.reduce((sum, p) => sum + p.volume, 0n);
     const minted = series.reduce((sum, p) => sum + p.minted - p.burned, 0n);
     say(
-      `  ${label.padEnd(20)} ${series.length} points, ${withSales.length} with sales: ${sales} sales, ` +
+      `  ${label.padEnd(20)} (${time}) ${series.length} points, ${withSales.length} with sales: ${sales} sales, ` +
         `${ether(volume)} ETH, supply change ${minted}, holders ${series[0]?.holders ?? "-"} → ${series.at(-1)?.holders ?? "-"}`,
     );
     if (series.length !== points)
@@ -104,12 +123,14 @@ export async function checkDataset(
     if (withSales.length === 0) problems.push(`the ${label} series of the leader has no sales`);
   }
 
-  const owners = await listOwners(sql, chainId, leader, { limit: 100, offset: 0, direction: "desc" });
+  const [owners, ownersTime] = await timed(() =>
+    listOwners(sql, chainId, leader, { limit: 100, offset: 0, direction: "desc" }),
+  );
   const [stats] = await sql<{ holders: string; minted: string; burned: string }[]>`
     SELECT holders::text, minted::text, burned::text FROM collection_stats
     WHERE chain_id = ${chainId} AND contract = ${Buffer.from(bare(leader), "hex")}`;
   say(
-    `owners of the leader: a page of ${owners.length}, the largest holding ${owners[0]?.units ?? 0n} units; ` +
+    `owners of the leader (${ownersTime}): a page of ${owners.length}, the largest holding ${owners[0]?.units ?? 0n} units; ` +
       `${stats?.holders ?? 0} holders, ${stats?.minted ?? 0} minted, ${stats?.burned ?? 0} burned`,
   );
   if (owners.length === 0) problems.push("the leader has no owners");
@@ -129,14 +150,14 @@ export async function checkDataset(
   say("NFT details:");
   for (const sample of samples) {
     const contract = toHex(sample.contract) as Address;
-    const details = await nftDetails(sql, chainId, contract, BigInt(sample.token_id));
+    const [details, time] = await timed(() => nftDetails(sql, chainId, contract, BigInt(sample.token_id)));
     if (!details) {
       problems.push(`no details of ${contract}/${sample.token_id}`);
       continue;
     }
     const sale = details.lastSale;
     say(
-      `  ${sample.label.padEnd(10)} ${details.collectionName} #${details.tokenId} (${details.types.join(",")}): ` +
+      `  ${sample.label.padEnd(10)} (${time}) ${details.collectionName} #${details.tokenId} (${details.types.join(",")}): ` +
         `${details.quantity} units, ${details.ownerCount} owners, minted ${details.mint?.blockTime.toISOString() ?? "-"}; ` +
         (sale
           ? `last sold for ${ether(sale.totalNative)} ETH ($${Number(sale.totalUsd ?? 0).toFixed(2)}), ` +

@@ -193,7 +193,8 @@ export function planMarket(sales: number, seed: string, now: number): Market {
   for (let rank = 0; rank < size.collections; rank++) {
     const supply = supplyShares[rank] as number;
     const adjective = ADJECTIVES[rank % ADJECTIVES.length] as string;
-    const noun = NOUNS[Math.floor(rank / ADJECTIVES.length) % NOUNS.length] as string;
+    // Every (adjective, noun) pair once, neighbouring ranks with different nouns.
+    const noun = NOUNS[(rank + Math.floor(rank / ADJECTIVES.length)) % NOUNS.length] as string;
     const round = Math.floor(rank / (ADJECTIVES.length * NOUNS.length));
     const name = `${adjective} ${noun}${round > 0 ? ` ${round + 1}` : ""}`;
     const launchWindow = rank < early ? 14 * DAY : 335 * DAY;
