@@ -1,0 +1,179 @@
+/**
+ * API benchmark. For a small and a large synthetic market (10,000 and 1,000,000 sales by
+ * default: 2,000 collections, 200,000 tokens and a year of history at full size), it loads the
+ * market into a fresh database through the indexer's own prepare and commit, starts
+ * `mintlens serve` on it, and measures each REST operation and the bare /healthz route under
+ * load with autocannon: requests/s, p50 and p99 latency, answers other than 2xx, and the CPU of
+ * the API process and of PostgreSQL per 1,000 requests. It ends with the p99 growth from the
+ * small market to the large one and a verdict against the targets. Before serving a market, it
+ * prints what the API's readers answer on it, and how long each takes on the idle server.
+ *
+ * Usage: npm run bench:api [-- --sales 1000000 --small 10000 --duration 10 --warmup 2
+ *          --connections 32 --database-url <url> --seed mintlens --batch-rows 20000 --check]
+ * --check loads the markets and reports what the readers answer, without serving.
+ */
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { connectDatabase } from "../src/store/database.ts";
+import { type ApiProcess, createApiKey, startApi } from "./bench-api/api-process.ts";
+import { checkDataset, tableRows } from "./bench-api/check.ts";
+import { loadDataset } from "./bench-api/dataset.ts";
+import { measure } from "./bench-api/measure.ts";
+import { operationsFor } from "./bench-api/operations.ts";
+import { growthTable, type SizeRun, sizeTable, TARGETS, verdicts } from "./bench-api/report.ts";
+import { type BenchServer, openBenchServer } from "./bench-api/server.ts";
+
+const { values: args } = parseArgs({
+  options: {
+    sales: { type: "string", default: "1000000" },
+    small: { type: "string", default: "10000" },
+    duration: { type: "string", default: "10" },
+    warmup: { type: "string", default: "2" },
+    connections: { type: "string", default: "32" },
+    "database-url": { type: "string" },
+    seed: { type: "string", default: "mintlens" },
+    "batch-rows": { type: "string", default: "20000" },
+    check: { type: "boolean", default: false },
+  },
+});
+
+const positive = (name: string, value: string, allowZero = false): number => {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || (n === 0 && !allowZero)) {
+    throw new Error(`--${name} must be a ${allowZero ? "non-negative" : "positive"} integer, not ${value}`);
+  }
+  return n;
+};
+const LARGE = positive("sales", args.sales);
+const SMALL = positive("small", args.small, true);
+const SIZES = SMALL > 0 && SMALL < LARGE ? [SMALL, LARGE] : [LARGE];
+const SETTINGS = {
+  duration: positive("duration", args.duration),
+  warmup: positive("warmup", args.warmup, true),
+  connections: positive("connections", args.connections),
+};
+const BATCH_ROWS = positive("batch-rows", args["batch-rows"]);
+const CHAIN_ID = 31337;
+const CHAIN_NAME = "bench";
+
+const say = (message: string) => process.stdout.write(`${message}\n`);
+
+let server: BenchServer | undefined;
+let api: ApiProcess | undefined;
+async function cleanUp(): Promise<void> {
+  const running = api;
+  api = undefined;
+  await running?.stop();
+  const opened = server;
+  server = undefined;
+  await opened?.stop();
+}
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+  process.once(signal, () => {
+    say(`\n${signal}: stopping`);
+    void cleanUp().finally(() =>
+      process.exit(128 + (signal === "SIGINT" ? 2 : signal === "SIGTERM" ? 15 : 1)),
+    );
+  });
+}
+
+async function benchSize(opened: BenchServer, sales: number): Promise<SizeRun | undefined> {
+  const name = `mintlens_bench_api_${sales}`;
+  const url = await opened.createDatabase(name);
+  try {
+    const load = await loadDataset({
+      url,
+      sales,
+      seed: args.seed,
+      chainId: CHAIN_ID,
+      chainName: CHAIN_NAME,
+      batchRows: BATCH_ROWS,
+      now: Math.floor(Date.now() / 1000),
+      log: say,
+    });
+    const { totals } = load;
+    say(
+      `loaded in ${load.loadSeconds.toFixed(1)} s (${load.batches} batches, ${totals.blocks.toLocaleString("en")} blocks; ` +
+        `${Math.round(totals.sales / load.loadSeconds).toLocaleString("en")} sales/s), then VACUUM ANALYZE ${load.vacuumSeconds.toFixed(1)} s; ` +
+        `${totals.sweeps.toLocaleString("en")} sweeps, ${totals.mintTransactions.toLocaleString("en")} mint transactions, ` +
+        `${totals.transfers.toLocaleString("en")} transfers, ${totals.burns.toLocaleString("en")} burns`,
+    );
+    const sql = await connectDatabase(url, { max: 2 });
+    let operations: Awaited<ReturnType<typeof operationsFor>>;
+    try {
+      const rows = await tableRows(sql, CHAIN_ID);
+      say(
+        `rows: ${Object.entries(rows)
+          .map(([table, n]) => `${table} ${n.toLocaleString("en")}`)
+          .join(", ")}`,
+      );
+      // Measured only on a dataset where every operation has something to answer.
+      const problems = await checkDataset(sql, CHAIN_ID, Math.floor(Date.now() / 1000), say);
+      if (problems.length > 0)
+        throw new Error(`the dataset is unfit to measure:\n  ${problems.join("\n  ")}`);
+      if (args.check) return undefined;
+      operations = await operationsFor(sql, CHAIN_ID, args.seed);
+    } finally {
+      await sql.end({ timeout: 5 });
+    }
+
+    const apiKey = await createApiKey(url, "bench");
+    api = await startApi({
+      databaseUrl: url,
+      chainName: CHAIN_NAME,
+      chainId: CHAIN_ID,
+      logFile: join(opened.scratch, `serve-${sales}.log`),
+    });
+    say(
+      `serving at ${api.url}; each operation ${SETTINGS.warmup} s of warm-up, then ${SETTINGS.duration} s ` +
+        `with ${SETTINGS.connections} connections`,
+    );
+    const measurements = [];
+    for (const operation of operations) {
+      const m = await measure(api.url, operation, {
+        ...SETTINGS,
+        apiKey,
+        apiPid: api.pid,
+        postgresPid: opened.pid,
+      });
+      say(
+        `  ${operation.name.padEnd(22)} ${Math.round(m.perSecond).toString().padStart(6)} req/s, ` +
+          `p50 ${m.p50.toFixed(2)} ms, p99 ${m.p99.toFixed(2)} ms, non-2xx ${m.non2xx + m.failed}`,
+      );
+      measurements.push(m);
+    }
+    await api.stop();
+    api = undefined;
+    return { sales, measurements };
+  } finally {
+    await opened.dropDatabase(name);
+  }
+}
+
+async function main(): Promise<void> {
+  server = await openBenchServer(args["database-url"]);
+  const runs: SizeRun[] = [];
+  for (const sales of SIZES) {
+    say(`\n== ${sales.toLocaleString("en")} sales ==`);
+    const run = await benchSize(server, sales);
+    if (run) runs.push(run);
+  }
+  if (runs.length === 0) return;
+  say("");
+  for (const run of runs) say(`${sizeTable(run)}\n`);
+  const [small, large] = [runs[0], runs.at(-1)];
+  if (small && large && small !== large) say(`${growthTable(small, large)}\n`);
+  const { lines, passed } = verdicts(runs);
+  say(
+    `Targets: p99 < ${TARGETS.p99} ms; series and rankings p99 within ${TARGETS.growth}x from the small market ` +
+      `to the large one; every operation ≥ ${TARGETS.throughput * 100}% of the bare route's requests/s.`,
+  );
+  for (const line of lines) say(line);
+  say(passed ? "All targets met." : "Some targets are not met.");
+}
+
+try {
+  await main();
+} finally {
+  await cleanUp();
+}

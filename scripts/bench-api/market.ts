@@ -1,0 +1,268 @@
+/**
+ * The shape of the synthetic market the API benchmark loads: its collections, wallets, payment
+ * tokens and pools, sized from the number of sales. Everything is a pure function of the seed and
+ * of the instant the year of history ends at.
+ */
+import type { Address } from "../../src/core/hex.ts";
+import { Prng } from "../../src/demo/prng.ts";
+import type { PoolDescription, UsdToken } from "../../src/rates/pools.ts";
+
+export const DAY = 86_400;
+/** Seconds between blocks, as on Ethereum. */
+export const BLOCK_SECONDS = 12;
+
+export interface MarketSize {
+  sales: number;
+  collections: number;
+  tokens: number;
+  wallets: number;
+}
+
+/** 1,000,000 sales give 2,000 collections, 200,000 tokens and 100,000 wallets; smaller sizes shrink with them. */
+export function marketSize(sales: number): MarketSize {
+  const collections = Math.max(10, Math.round(sales / 500));
+  return {
+    sales,
+    collections,
+    tokens: Math.max(collections * 20, Math.round(sales / 5)),
+    wallets: Math.max(200, Math.round(sales / 10)),
+  };
+}
+
+export interface Collection {
+  /** 0 is the most traded. */
+  rank: number;
+  address: Address;
+  name: string;
+  symbol: string;
+  standard: "erc721" | "erc1155";
+  /** Token ids: 0.. for ERC-721, 1.. for ERC-1155. */
+  supply: number;
+  /** Index of its first token among all tokens of the market. */
+  firstToken: number;
+  sales: number;
+  /** Unix seconds of its deployment; its tokens are minted in the `mintSeconds` after it. */
+  deployedAt: number;
+  mintSeconds: number;
+  /** Its deployer, paid its royalty on every sale. */
+  creator: Address;
+  royaltyBps: bigint;
+  /** Typical price of one unit, in ether. */
+  floorEth: number;
+}
+
+export interface PaymentToken {
+  address: Address;
+  name: string;
+  symbol: string;
+  decimals: number;
+}
+
+export interface Market {
+  size: MarketSize;
+  seed: string;
+  /** Unix seconds of block 0, an hour before the year of history starts. */
+  genesisTime: number;
+  /** Unix seconds the history ends at: the head block's time is at most this. */
+  now: number;
+  collections: Collection[];
+  wallets: Address[];
+  weth: PaymentToken;
+  /** An ERC-20 sales are paid in, priced through its pool against WETH. */
+  ape: PaymentToken;
+  usdc: PaymentToken;
+  pools: { wethUsdc: PoolDescription; apeWeth: PoolDescription };
+  usdTokens: UsdToken[];
+  marketplaces: { seaport: Address; blur: Address; desk: Address; feeRecipient: Address };
+}
+
+const ADJECTIVES = [
+  "Bored",
+  "Lazy",
+  "Cosmic",
+  "Pixel",
+  "Lucky",
+  "Neon",
+  "Silent",
+  "Golden",
+  "Wild",
+  "Tiny",
+  "Grumpy",
+  "Brave",
+  "Sleepy",
+  "Mutant",
+  "Rare",
+  "Clever",
+  "Frozen",
+  "Hidden",
+  "Electric",
+  "Ancient",
+  "Happy",
+  "Rusty",
+  "Velvet",
+  "Crystal",
+  "Shadow",
+  "Solar",
+  "Lunar",
+  "Misty",
+  "Chunky",
+  "Spicy",
+  "Jolly",
+  "Noble",
+  "Funky",
+  "Cyber",
+  "Retro",
+  "Savage",
+  "Gentle",
+  "Astro",
+  "Doodle",
+  "Wobbly",
+];
+const NOUNS = [
+  "Apes",
+  "Otters",
+  "Punks",
+  "Cats",
+  "Owls",
+  "Foxes",
+  "Pandas",
+  "Robots",
+  "Wizards",
+  "Ghosts",
+  "Penguins",
+  "Frogs",
+  "Dragons",
+  "Whales",
+  "Bears",
+  "Kittens",
+  "Llamas",
+  "Sharks",
+  "Toads",
+  "Monkeys",
+  "Lions",
+  "Wolves",
+  "Koalas",
+  "Goblins",
+  "Knights",
+  "Aliens",
+  "Astronauts",
+  "Skulls",
+  "Mushrooms",
+  "Turtles",
+  "Hounds",
+  "Birds",
+  "Rabbits",
+  "Yetis",
+  "Ducks",
+  "Moles",
+  "Bees",
+  "Crabs",
+  "Snails",
+  "Dinos",
+  "Badgers",
+  "Gnomes",
+  "Elves",
+  "Pirates",
+  "Ninjas",
+  "Samurai",
+  "Vikings",
+  "Clowns",
+  "Cubes",
+  "Blobs",
+];
+
+export function planMarket(sales: number, seed: string, now: number): Market {
+  const size = marketSize(sales);
+  const random = new Prng(`${seed}:market`);
+  const address = (): Address => {
+    let hex = "";
+    for (let i = 0; i < 5; i++) hex += random.uint32().toString(16).padStart(8, "0");
+    return `0x${hex}`;
+  };
+  const start = now - 365 * DAY;
+  const genesisTime = start - 3600;
+
+  // Sales follow a Zipf law over the collections (the top ten hold about half of them); supply
+  // is skewed less, as it is in real markets, where the most traded collections are not much larger.
+  const salesShares = shares(size.sales, size.collections, (r) => (r + 1) ** -1.1, 0);
+  const supplyShares = shares(size.tokens, size.collections, (r) => (r + 1) ** -0.7, 10);
+  // The top 1% launched in the first two weeks; the rest at any time until a month before the end.
+  const early = Math.max(3, Math.round(size.collections / 100));
+  let firstToken = 0;
+  const collections: Collection[] = [];
+  for (let rank = 0; rank < size.collections; rank++) {
+    const supply = supplyShares[rank] as number;
+    const adjective = ADJECTIVES[rank % ADJECTIVES.length] as string;
+    // Every (adjective, noun) pair once, neighbouring ranks with different nouns.
+    const noun = NOUNS[(rank + Math.floor(rank / ADJECTIVES.length)) % NOUNS.length] as string;
+    const round = Math.floor(rank / (ADJECTIVES.length * NOUNS.length));
+    const name = `${adjective} ${noun}${round > 0 ? ` ${round + 1}` : ""}`;
+    const launchWindow = rank < early ? 14 * DAY : 335 * DAY;
+    const popularity = rank < early ? 20 : rank < size.collections / 20 ? 4 : 1;
+    collections.push({
+      rank,
+      address: address(),
+      name,
+      symbol: `${adjective.slice(0, 2)}${noun.slice(0, 2)}${rank}`.toUpperCase(),
+      standard: rank % 8 === 5 ? "erc1155" : "erc721",
+      supply,
+      firstToken,
+      sales: salesShares[rank] as number,
+      deployedAt: Math.floor(start + random.next() * launchWindow),
+      mintSeconds: rank < early ? 3 * DAY : DAY,
+      creator: address(),
+      royaltyBps: BigInt(random.pick([0, 250, 500, 750])),
+      floorEth: random.logUniform(0.002, 0.5, 0.0001) * popularity,
+    });
+    firstToken += supply;
+  }
+  const wallets = Array.from({ length: size.wallets }, address);
+
+  const weth: PaymentToken = { address: address(), name: "Wrapped Ether", symbol: "WETH", decimals: 18 };
+  const ape: PaymentToken = { address: address(), name: "ApeCoin", symbol: "APE", decimals: 18 };
+  const usdc: PaymentToken = { address: address(), name: "USD Coin", symbol: "USDC", decimals: 6 };
+  return {
+    size,
+    seed,
+    genesisTime,
+    now,
+    collections,
+    wallets,
+    weth,
+    ape,
+    usdc,
+    pools: { wethUsdc: v2Pool(address(), weth, usdc), apeWeth: v2Pool(address(), ape, weth) },
+    usdTokens: [{ address: usdc.address, symbol: usdc.symbol, decimals: usdc.decimals }],
+    marketplaces: { seaport: address(), blur: address(), desk: address(), feeRecipient: address() },
+  };
+}
+
+/** `total` split over `count` ranks by weight, each given `floor` first; the parts sum to `total` exactly. */
+function shares(total: number, count: number, weight: (rank: number) => number, floor: number): number[] {
+  const weights = Array.from({ length: count }, (_, r) => weight(r));
+  const sum = weights.reduce((a, b) => a + b, 0);
+  const spread = Math.max(0, total - floor * count);
+  const exact = weights.map((w) => (spread * w) / sum);
+  const parts = exact.map((x) => floor + Math.floor(x));
+  let left = total - parts.reduce((a, b) => a + b, 0);
+  // Largest remainders first, so that rounding never reorders the ranks.
+  const byRemainder = exact.map((x, r) => ({ r, rest: x - Math.floor(x) })).sort((a, b) => b.rest - a.rest);
+  for (let i = 0; left > 0; i = (i + 1) % count, left--) {
+    const r = (byRemainder[i] as { r: number }).r;
+    parts[r] = (parts[r] as number) + 1;
+  }
+  return parts;
+}
+
+/** Uniswap orders a pool's tokens by address, and prices token0 in token1. */
+function v2Pool(address: Address, a: PaymentToken, b: PaymentToken): PoolDescription {
+  const [token0, token1] = a.address < b.address ? [a, b] : [b, a];
+  return {
+    address,
+    kind: "v2",
+    token0: token0.address,
+    token1: token1.address,
+    decimals0: token0.decimals,
+    decimals1: token1.decimals,
+  };
+}
