@@ -21,6 +21,8 @@ CREATE TABLE token_metadata (
   image_mime_type    text NOT NULL DEFAULT '',
   PRIMARY KEY (chain_id, contract, token_id)
 );
+-- The latest fetch of a chain, found without a scan: part of the version the API's caches watch.
+CREATE INDEX token_metadata_by_fetch ON token_metadata (chain_id, fetched_at);
 
 -- Down Migration
 DROP TABLE token_metadata;

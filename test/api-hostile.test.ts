@@ -12,10 +12,8 @@ import { API_SERVICES, createApiService } from "../src/api/service.ts";
 import { API_CHAIN_ID, type ApiFixture, startApiFixture } from "./support/api-fixture.ts";
 
 let f: ApiFixture;
-let contract: string;
 before(async () => {
   f = await startApiFixture({ days: 3, seed: "hostile" });
-  contract = f.history.contracts.erc721.address.toLowerCase();
 });
 after(async () => f?.close());
 
@@ -26,7 +24,9 @@ const routes = restRoutes(
       throw new Error("not used");
     }) as never,
     chainId: API_CHAIN_ID,
-    rankings: { page: async () => [], close() {} },
+    rankings: { ranking: async () => ({ id: "", page: () => [] }), close() {} },
+    version: { current: async () => "", onPoll() {}, close() {} },
+    cache: { get: (_key, read) => read() },
   }).values(),
 );
 
@@ -58,7 +58,7 @@ const HOSTILE = [
   "' OR 1=1 --",
   "'; DROP TABLE sales; --",
   "$1",
-  "${}",
+  "$" + "{}",
   "__proto__",
   "constructor",
   "toString",

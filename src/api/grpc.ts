@@ -139,8 +139,8 @@ export function createGrpcServer(options: GrpcServerOptions): GrpcServer {
           );
         })
         .then(
-          (response) => {
-            callback(null, response);
+          (answer) => {
+            callback(null, answer.message);
             finish("OK");
           },
           (error: unknown) => {

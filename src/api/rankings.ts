@@ -4,21 +4,29 @@
  * ranked within seconds.
  *
  * A ranking covers the duration ending at the end of the current fifteen-minute bucket (the
- * store's unit of time), so a sale counts from the moment its block is committed. Every
- * `pollMs` the chain's row is read (one indexed row: its next block and the time of its last
- * commit or rollback); a ranking is computed again when that changed or when its window moved on
- * to a new bucket. A duration nobody asked for in `idleMs` is dropped rather than kept fresh.
+ * store's unit of time), so a sale counts from the moment its block is committed. On every poll
+ * of the chain's data version, a ranking is computed again when the version changed or when its
+ * window moved on to a new bucket. A duration nobody asked for in `idleMs` is dropped rather than
+ * kept fresh.
  */
-import type { Logger } from "../core/logger.ts";
 import type { Queryable } from "../store/database.ts";
 import { type Ranked, type RankingMetric, rankCollections, windowSales } from "../store/read/top.ts";
+import type { DataVersion } from "./data-version.ts";
 import { DURATION_SECONDS, type Duration } from "./params.ts";
 
 const BUCKET_MS = 900_000;
 
+/** The collections of one window as last computed. */
+export interface Ranking {
+  /** Identifies what the ranking was computed from: the data version and the window's end. */
+  id: string;
+  /** A page of the collections ranked by `metric`. */
+  page(metric: RankingMetric, offset: number, limit: number): Ranked[];
+}
+
 export interface Rankings {
-  /** A page of the ranking of `duration` by `metric`, at most one refresh old. */
-  page(duration: Duration, metric: RankingMetric, offset: number, limit: number): Promise<Ranked[]>;
+  /** The ranking of `duration`, at most one poll old; computed now when nobody asked for it lately. */
+  ranking(duration: Duration): Promise<Ranking>;
   /** Stops the background refresh. */
   close(): void;
 }
@@ -26,9 +34,8 @@ export interface Rankings {
 export interface RankingsOptions {
   sql: Queryable;
   chainId: number;
-  logger: Logger;
-  /** How often the chain's last commit is checked; default 1 s. */
-  pollMs?: number;
+  /** The chain's data version: each of its polls checks the rankings. */
+  version: DataVersion;
   /** A ranking not asked for this long is dropped; default 10 minutes. */
   idleMs?: number;
   now?: () => number;
@@ -45,20 +52,12 @@ interface Entry {
 }
 
 export function createRankings(options: RankingsOptions): Rankings {
-  const { sql, chainId, logger } = options;
+  const { sql, chainId } = options;
   const now = options.now ?? Date.now;
   const idleMs = options.idleMs ?? 600_000;
   const entries = new Map<Duration, Entry>();
   // One computation per duration at a time: requests arriving meanwhile wait for it.
   const pending = new Map<Duration, Promise<Entry>>();
-  let version: string | undefined;
-
-  async function readVersion(): Promise<string> {
-    const [row] = await sql<{ v: string }[]>`
-      SELECT next_block::text || '@' || extract(epoch FROM updated_at)::text AS v
-      FROM chains WHERE chain_id = ${chainId}`;
-    return row?.v ?? "none";
-  }
 
   const windowEndAt = (ms: number) => Math.ceil((ms + 1) / BUCKET_MS) * BUCKET_MS;
 
@@ -86,48 +85,40 @@ export function createRankings(options: RankingsOptions): Rankings {
     return promise;
   }
 
-  let refreshing = false;
-  async function refresh(): Promise<void> {
-    if (refreshing) return;
-    refreshing = true;
-    try {
-      version = await readVersion();
-      const at = now();
-      for (const [duration, entry] of entries) {
-        if (at - entry.lastUsed > idleMs) {
-          entries.delete(duration);
-        } else if (entry.version !== version || entry.windowEnd !== windowEndAt(at)) {
-          await compute(duration, version);
-        }
+  let closed = false;
+  options.version.onPoll(async (version) => {
+    if (closed) return;
+    const at = now();
+    for (const [duration, entry] of entries) {
+      if (at - entry.lastUsed > idleMs) {
+        entries.delete(duration);
+      } else if (entry.version !== version || entry.windowEnd !== windowEndAt(at)) {
+        // A failure leaves the ranking as it was; the next poll tries again.
+        await compute(duration, version).catch(() => undefined);
       }
-    } catch (error) {
-      // The rankings stay as they were; the next poll tries again.
-      logger.warn({ err: error, chainId }, "refreshing the collection rankings failed");
-    } finally {
-      refreshing = false;
     }
-  }
-
-  const timer = setInterval(() => void refresh(), options.pollMs ?? 1_000);
-  timer.unref();
+  });
 
   return {
-    async page(duration, metric, offset, limit) {
+    async ranking(duration) {
       let entry = entries.get(duration);
-      if (entry === undefined) {
-        version ??= await readVersion();
-        entry = await compute(duration, version);
-      }
+      if (entry === undefined) entry = await compute(duration, await options.version.current());
       entry.lastUsed = now();
-      let sorted = entry.sorted.get(metric);
-      if (sorted === undefined) {
-        sorted = rankCollections(entry.rows, metric);
-        entry.sorted.set(metric, sorted);
-      }
-      return sorted.slice(offset, offset + limit);
+      const { sorted, rows } = entry;
+      return {
+        id: `${entry.version}|${entry.windowEnd}`,
+        page(metric, offset, limit) {
+          let ranked = sorted.get(metric);
+          if (ranked === undefined) {
+            ranked = rankCollections(rows, metric);
+            sorted.set(metric, ranked);
+          }
+          return ranked.slice(offset, offset + limit);
+        },
+      };
     },
     close() {
-      clearInterval(timer);
+      closed = true;
     },
   };
 }

@@ -19,7 +19,7 @@ import {
 } from "./errors.ts";
 import type { Guard } from "./guard.ts";
 import type { ApiMetrics } from "./metrics.ts";
-import { type RestRoute, restRequestFields, restRoutes, toWireJson } from "./routes.ts";
+import { type RestRoute, restRequestFields, restRoutes } from "./routes.ts";
 import type { Operation } from "./service.ts";
 
 /** The `.proto` source and the OpenAPI document, as published with the project. */
@@ -160,7 +160,6 @@ export async function createRestServer(options: RestServerOptions): Promise<Fast
 
   for (const route of routes) {
     const name = route.operation.method.name;
-    const output = route.operation.method.output;
     app.get(route.routerPath, { config: { operation: name } }, async (request, reply) => {
       const started = process.hrtime.bigint();
       let status = "OK";
@@ -173,8 +172,8 @@ export async function createRestServer(options: RestServerOptions): Promise<Fast
           request.params as Record<string, string>,
           request.query as Record<string, string | string[]>,
         );
-        const message = await route.operation.run(fields);
-        return reply.type(JSON_TYPE).send(JSON.stringify(toWireJson(output, message)));
+        const answer = await route.operation.run(fields);
+        return reply.type(JSON_TYPE).send(answer.json());
       } catch (error) {
         const apiError = toApiError(error);
         status = GRPC_CODE_NAME[apiError.code] ?? "UNKNOWN";

@@ -7,10 +7,12 @@ import type { AddressInfo } from "node:net";
 import type { FastifyInstance } from "fastify";
 import type { Logger } from "../core/logger.ts";
 import type { Queryable } from "../store/database.ts";
+import { createDataVersion, type DataVersion } from "./data-version.ts";
 import { bindGrpc, createGrpcServer, type GrpcServer } from "./grpc.ts";
 import type { Guard } from "./guard.ts";
 import type { ApiMetrics } from "./metrics.ts";
 import { createRankings, type Rankings } from "./rankings.ts";
+import { createResponseCache } from "./response-cache.ts";
 import { createRestServer } from "./rest.ts";
 import { createApiService } from "./service.ts";
 
@@ -30,8 +32,10 @@ export interface ApiOptions {
   guard: Guard;
   metrics: ApiMetrics;
   logger: Logger;
-  /** How often rankings check for a new commit, in ms (default 1000). */
-  rankingsPollMs?: number;
+  /** How often each chain's data version is read, in ms (default 1000): the freshness of rankings and cached answers. */
+  versionPollMs?: number;
+  /** Memory for cached answers per chain, in bytes; 0 turns the cache off (default 64 MiB). */
+  responseCacheBytes?: number;
 }
 
 export interface ServedChain {
@@ -51,6 +55,7 @@ export interface RunningApi {
 }
 
 const READY_CHECK_MS = 5_000;
+export const DEFAULT_RESPONSE_CACHE_BYTES = 64 * 1024 * 1024;
 const GRPC_DRAIN_MS = 5_000;
 
 export async function startApi(options: ApiOptions): Promise<RunningApi> {
@@ -59,15 +64,16 @@ export async function startApi(options: ApiOptions): Promise<RunningApi> {
     await sql`SELECT 1`;
     return true;
   };
-  const started: { rest: FastifyInstance; grpc: GrpcServer; rankings: Rankings }[] = [];
+  const started: { rest: FastifyInstance; grpc: GrpcServer; rankings: Rankings; version: DataVersion }[] = [];
   const served: ServedChain[] = [];
   const timers: NodeJS.Timeout[] = [];
 
   const close = async () => {
     for (const timer of timers) clearInterval(timer);
     await Promise.all(
-      started.map(async ({ rest, grpc, rankings }) => {
+      started.map(async ({ rest, grpc, rankings, version }) => {
         rankings.close();
+        version.close();
         const drained = new Promise<void>((resolve) => grpc.server.tryShutdown(() => resolve()));
         const forced = new Promise<void>((resolve) =>
           setTimeout(() => {
@@ -83,16 +89,18 @@ export async function startApi(options: ApiOptions): Promise<RunningApi> {
   try {
     for (const chain of options.chains) {
       const logger = options.logger.child({ chain: chain.name });
-      const rankings = createRankings({
+      const version = createDataVersion({
         sql,
         chainId: chain.chainId,
         logger,
-        ...(options.rankingsPollMs !== undefined ? { pollMs: options.rankingsPollMs } : {}),
+        ...(options.versionPollMs !== undefined ? { pollMs: options.versionPollMs } : {}),
       });
-      const operations = createApiService({ sql, chainId: chain.chainId, rankings });
+      const rankings = createRankings({ sql, chainId: chain.chainId, version });
+      const cache = createResponseCache(options.responseCacheBytes ?? DEFAULT_RESPONSE_CACHE_BYTES);
+      const operations = createApiService({ sql, chainId: chain.chainId, rankings, version, cache });
       const rest = await createRestServer({ chain: chain.name, operations, guard, metrics, logger, ready });
       const grpc = createGrpcServer({ chain: chain.name, operations, guard, metrics, logger });
-      started.push({ rest, grpc, rankings });
+      started.push({ rest, grpc, rankings, version });
       await rest.listen({ host, port: chain.restPort });
       const restPort = (rest.server.address() as AddressInfo).port;
       const grpcPort = await bindGrpc(grpc.server, host, chain.grpcPort, options.tls);

@@ -15,6 +15,7 @@ import { nftDetails } from "../store/read/nft.ts";
 import { listOwners } from "../store/read/owners.ts";
 import { collectionSeries, type SeriesPoint } from "../store/read/series.ts";
 import type { RankingMetric } from "../store/read/top.ts";
+import type { DataVersion } from "./data-version.ts";
 import { NotFoundError } from "./errors.ts";
 import { seriesGrid } from "./grid.ts";
 import {
@@ -33,6 +34,7 @@ import {
   single,
 } from "./params.ts";
 import type { Rankings } from "./rankings.ts";
+import { type Answer, answer, type ResponseCache } from "./response-cache.ts";
 import {
   contractMessage,
   nftDetailsMessage,
@@ -50,14 +52,28 @@ export type RequestFields = Readonly<Record<string, RawScalar | readonly RawScal
 /** One operation of the API: a method of the `.proto` services and its implementation. */
 export interface Operation {
   method: DescMethod;
-  run(fields: RequestFields): Promise<MessageShape<DescMessage>>;
+  /** Checks the request (throwing INVALID_ARGUMENT naming the field) and answers it. */
+  run(fields: RequestFields): Promise<Answer>;
 }
 
 export interface ApiServiceOptions {
   sql: Queryable;
   chainId: number;
   rankings: Rankings;
+  /** The chain's data version, which answers are cached under. */
+  version: DataVersion;
+  cache: ResponseCache;
   now?: () => number;
+}
+
+/**
+ * A checked request: the key that identifies its answer for one version of the data, and how to
+ * read that answer. Rankings carry their own version (the one their rows were computed at).
+ */
+interface Prepared {
+  key: string;
+  version?: string;
+  read(): Promise<MessageShape<DescMessage>>;
 }
 
 /** Every method of the `.proto` services, each with its implementation. */
@@ -85,21 +101,26 @@ function many(fields: RequestFields, name: string): RawScalar | readonly RawScal
 }
 
 export function createApiService(options: ApiServiceOptions): Map<string, Operation> {
-  const { sql, chainId, rankings } = options;
+  const { sql, chainId, rankings, version, cache } = options;
   const now = options.now ?? Date.now;
 
-  async function series(fields: RequestFields): Promise<SeriesPoint[]> {
+  /** A series request: its key (the window resolved, so a default window moves with the day) and its points. */
+  function series(fields: RequestFields): { key: string; points(): Promise<SeriesPoint[]> } {
     const contract = parseAddress(one(fields, "contract_address"));
     const duration = parseDuration(one(fields, "duration"));
     const period = parseGroupByPeriod(one(fields, "group_by_period"));
     const timestampLt = parseTimestamp(one(fields, "timestamp_lt"), "timestamp_lt");
     const grid = seriesGrid({ duration, period, timestampLt, now: now() });
-    return collectionSeries(sql, chainId, contract, {
-      start: new Date(grid.start * 1000),
-      periodSeconds: grid.shape.periodSeconds,
-      points: grid.shape.points,
-      end: new Date(grid.end * 1000),
-    });
+    return {
+      key: `${contract}|${grid.start}|${grid.shape.periodSeconds}|${grid.shape.points}|${grid.end}`,
+      points: () =>
+        collectionSeries(sql, chainId, contract, {
+          start: new Date(grid.start * 1000),
+          periodSeconds: grid.shape.periodSeconds,
+          points: grid.shape.points,
+          end: new Date(grid.end * 1000),
+        }),
+    };
   }
 
   const token = (fields: RequestFields): [Address, bigint] => [
@@ -109,37 +130,53 @@ export function createApiService(options: ApiServiceOptions): Map<string, Operat
 
   const notMinted = () => new NotFoundError("no such NFT: the token was never minted");
 
-  const implementations: Record<string, (fields: RequestFields) => Promise<MessageShape<DescMessage>>> = {
-    async listContracts(fields) {
+  const implementations: Record<string, (fields: RequestFields) => Prepared | Promise<Prepared>> = {
+    listContracts(fields) {
       const limit = parseLimit(one(fields, "limit"), "contracts");
       const offset = parseOffset(one(fields, "offset"));
       const direction = parseSortDirection(one(fields, "sort_direction"), "SORT_DIRECTION_ASC");
       const types = parseContractTypes(many(fields, "contract_types") as string | readonly string[]);
       const after = parseTimestamp(one(fields, "block_timestamp_gt"), "block_timestamp_gt");
-      const rows = await listContracts(sql, chainId, {
-        limit,
-        offset,
-        direction: direction === "SORT_DIRECTION_ASC" ? "asc" : "desc",
-        types,
-        mintedAfter: after && new Date(after.seconds * 1000 + Math.floor(after.nanos / 1e6)),
-      });
-      return create(FoundationalService.method.listContracts.output, {
-        contracts: rows.map(contractMessage),
-      });
+      const mintedAfter = after && new Date(after.seconds * 1000 + Math.floor(after.nanos / 1e6));
+      return {
+        key: `${limit}|${offset}|${direction}|${types.join(",")}|${mintedAfter?.getTime() ?? ""}`,
+        read: async () => {
+          const rows = await listContracts(sql, chainId, {
+            limit,
+            offset,
+            direction: direction === "SORT_DIRECTION_ASC" ? "asc" : "desc",
+            types,
+            mintedAfter,
+          });
+          return create(FoundationalService.method.listContracts.output, {
+            contracts: rows.map(contractMessage),
+          });
+        },
+      };
     },
 
-    async getNftDetails(fields) {
+    getNftDetails(fields) {
       const [contract, tokenId] = token(fields);
-      const details = await nftDetails(sql, chainId, contract, tokenId);
-      if (details === undefined) throw notMinted();
-      return nftDetailsMessage(details);
+      return {
+        key: `${contract}|${tokenId}`,
+        read: async () => {
+          const details = await nftDetails(sql, chainId, contract, tokenId);
+          if (details === undefined) throw notMinted();
+          return nftDetailsMessage(details);
+        },
+      };
     },
 
-    async getNftRawMetadata(fields) {
+    getNftRawMetadata(fields) {
       const [contract, tokenId] = token(fields);
-      const found = await rawMetadata(sql, chainId, contract, tokenId);
-      if (found === undefined) throw notMinted();
-      return rawMetadataMessage(found.document);
+      return {
+        key: `${contract}|${tokenId}`,
+        read: async () => {
+          const found = await rawMetadata(sql, chainId, contract, tokenId);
+          if (found === undefined) throw notMinted();
+          return rawMetadataMessage(found.document);
+        },
+      };
     },
 
     async getTopCollections(fields) {
@@ -147,49 +184,79 @@ export function createApiService(options: ApiServiceOptions): Map<string, Operat
       const duration = parseDuration(one(fields, "duration"));
       const limit = parseLimit(one(fields, "limit"), "top");
       const offset = parseOffset(one(fields, "offset"));
-      const rows = await rankings.page(duration, METRIC_OF[metric], offset, limit);
-      return create(CollectionsService.method.getTopCollections.output, {
-        collections: rows.map((row) => topCollectionMessage(row, metric)),
-      });
+      const ranking = await rankings.ranking(duration);
+      return {
+        key: `${duration}|${metric}|${limit}|${offset}`,
+        version: ranking.id,
+        read: async () =>
+          create(CollectionsService.method.getTopCollections.output, {
+            collections: ranking
+              .page(METRIC_OF[metric], offset, limit)
+              .map((row) => topCollectionMessage(row, metric)),
+          }),
+      };
     },
 
-    async listCollectionOwners(fields) {
+    listCollectionOwners(fields) {
       const contract = parseAddress(one(fields, "contract_address"));
       const limit = parseLimit(one(fields, "limit"), "owners");
       const offset = parseOffset(one(fields, "offset"));
       const direction = parseSortDirection(one(fields, "sort_direction"), "SORT_DIRECTION_DESC");
-      const rows = await listOwners(sql, chainId, contract, {
-        limit,
-        offset,
-        direction: direction === "SORT_DIRECTION_ASC" ? "asc" : "desc",
-      });
-      return create(CollectionsService.method.listCollectionOwners.output, {
-        owner: rows.map((o) => ({ address: o.address, ownedCount: o.units })),
-      });
+      return {
+        key: `${contract}|${limit}|${offset}|${direction}`,
+        read: async () => {
+          const rows = await listOwners(sql, chainId, contract, {
+            limit,
+            offset,
+            direction: direction === "SORT_DIRECTION_ASC" ? "asc" : "desc",
+          });
+          return create(CollectionsService.method.listCollectionOwners.output, {
+            owner: rows.map((o) => ({ address: o.address, ownedCount: o.units })),
+          });
+        },
+      };
     },
 
-    async getSupply(fields) {
-      return create(CollectionsService.method.getSupply.output, {
-        dataPoints: supplyPoints(await series(fields)),
-      });
+    getSupply(fields) {
+      const s = series(fields);
+      return {
+        key: s.key,
+        read: async () =>
+          create(CollectionsService.method.getSupply.output, { dataPoints: supplyPoints(await s.points()) }),
+      };
     },
 
-    async getOwnersCount(fields) {
-      return create(CollectionsService.method.getOwnersCount.output, {
-        dataPoints: (await series(fields)).map(ownersCountPoint),
-      });
+    getOwnersCount(fields) {
+      const s = series(fields);
+      return {
+        key: s.key,
+        read: async () =>
+          create(CollectionsService.method.getOwnersCount.output, {
+            dataPoints: (await s.points()).map(ownersCountPoint),
+          }),
+      };
     },
 
-    async getPrices(fields) {
-      return create(CollectionsService.method.getPrices.output, {
-        dataPoints: (await series(fields)).map(pricePoint),
-      });
+    getPrices(fields) {
+      const s = series(fields);
+      return {
+        key: s.key,
+        read: async () =>
+          create(CollectionsService.method.getPrices.output, {
+            dataPoints: (await s.points()).map(pricePoint),
+          }),
+      };
     },
 
-    async getSalesVolume(fields) {
-      return create(CollectionsService.method.getSalesVolume.output, {
-        dataPoints: (await series(fields)).map(salesVolumePoint),
-      });
+    getSalesVolume(fields) {
+      const s = series(fields);
+      return {
+        key: s.key,
+        read: async () =>
+          create(CollectionsService.method.getSalesVolume.output, {
+            dataPoints: (await s.points()).map(salesVolumePoint),
+          }),
+      };
     },
   };
 
@@ -198,7 +265,16 @@ export function createApiService(options: ApiServiceOptions): Map<string, Operat
     for (const method of service.methods) {
       const run = implementations[method.localName];
       if (run === undefined) throw new Error(`no implementation of ${method.parent.typeName}.${method.name}`);
-      operations.set(method.name, { method, run });
+      operations.set(method.name, {
+        method,
+        async run(fields) {
+          const prepared = await run(fields);
+          const at = prepared.version ?? (await version.current());
+          return cache.get(`${at}|${method.name}|${prepared.key}`, async () =>
+            answer(method.output, await prepared.read()),
+          );
+        },
+      });
     }
   }
   return operations;

@@ -71,6 +71,7 @@ export async function serveApi(options: ServeOptions): Promise<RunningApi & { ce
     guard,
     metrics,
     logger,
+    responseCacheBytes: api.responseCacheMb * 1024 * 1024,
     chains: options.chains.map((chain) => {
       const listeners = byName.get(chain.name);
       if (listeners === undefined) throw new Error(`no listeners configured for ${chain.name}`);

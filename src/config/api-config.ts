@@ -19,6 +19,8 @@ export interface ApiConfig {
   metricsPort: number | undefined;
   /** Requests per second per key, over both protocols; 0 turns the limit off. */
   rateLimit: number;
+  /** Memory for each chain's cached answers, in MiB; 0 turns the cache off. */
+  responseCacheMb: number;
   /** Unset: a self-signed certificate generated in the data directory. */
   tls: { certPath: string; keyPath: string } | undefined;
 }
@@ -29,6 +31,7 @@ export interface ApiConfigInput {
   grpcPort?: string[];
   metricsPort?: string;
   rateLimit?: string;
+  responseCache?: string;
   tlsCert?: string;
   tlsKey?: string;
 }
@@ -39,6 +42,7 @@ export const API_DEFAULTS = {
   grpcPort: 50051,
   metricsPort: 9464,
   rateLimit: 30,
+  responseCacheMb: 64,
 };
 
 const PORT = /^\d{1,5}$/;
@@ -132,6 +136,13 @@ export function parseApiConfig(input: ApiConfigInput, env: Variables, chains: re
     else problems.push(`rate limit: ${rateRaw} is not a whole number of requests per second (0: no limit)`);
   }
 
+  const cacheRaw = input.responseCache ?? env.MINTLENS_RESPONSE_CACHE_MB;
+  let responseCacheMb = API_DEFAULTS.responseCacheMb;
+  if (cacheRaw !== undefined) {
+    if (/^\d{1,6}$/.test(cacheRaw)) responseCacheMb = Number(cacheRaw);
+    else problems.push(`response cache: ${cacheRaw} is not a whole number of MiB (0: no cache)`);
+  }
+
   const certPath = input.tlsCert ?? env.MINTLENS_TLS_CERT;
   const keyPath = input.tlsKey ?? env.MINTLENS_TLS_KEY;
   if ((certPath === undefined) !== (keyPath === undefined)) {
@@ -145,6 +156,7 @@ export function parseApiConfig(input: ApiConfigInput, env: Variables, chains: re
     listeners: chains.map((name, i) => ({ name, restPort: rest[i] as number, grpcPort: grpc[i] as number })),
     metricsPort,
     rateLimit,
+    responseCacheMb,
     tls: certPath !== undefined && keyPath !== undefined ? { certPath, keyPath } : undefined,
   };
 }

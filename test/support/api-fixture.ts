@@ -66,7 +66,7 @@ export interface ApiFixtureOptions {
   days: number;
   seed: string;
   rateLimit?: number;
-  rankingsPollMs?: number;
+  versionPollMs?: number;
 }
 
 /** The published `.proto` loaded as a client sees it: enums as names, 64-bit integers as strings, defaults present. */
@@ -109,7 +109,7 @@ export async function startApiFixture(options: ApiFixtureOptions): Promise<ApiFi
     guard: createGuard({ keys, requestsPerSecond: options.rateLimit ?? 0 }),
     metrics: createApiMetrics(),
     logger: silentLogger(),
-    ...(options.rankingsPollMs !== undefined ? { rankingsPollMs: options.rankingsPollMs } : {}),
+    versionPollMs: options.versionPollMs ?? 200,
   });
   const served = api.chains[0];
   if (served === undefined) throw new Error("no chain served");
