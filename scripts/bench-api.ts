@@ -8,8 +8,13 @@
  * small market to the large one and a verdict against the targets. Before serving a market, it
  * prints what the API's readers answer on it, and how long each takes on the idle server.
  *
+ * Each market is served twice: with the server's answer cache (its default) and without it
+ * (`--response-cache 0`), so both repeated questions and questions the store must answer are
+ * measured; `--cache on` or `--cache off` measures one of the two.
+ *
  * Usage: npm run bench:api [-- --sales 1000000 --small 10000 --duration 10 --warmup 2
- *          --connections 32 --database-url <url> --seed mintlens --batch-rows 20000 --check]
+ *          --connections 32 --database-url <url> --seed mintlens --batch-rows 20000 --check
+ *          --cache both|on|off]
  * --check loads the markets and reports what the readers answer, without serving.
  */
 import { join } from "node:path";
@@ -34,6 +39,7 @@ const { values: args } = parseArgs({
     seed: { type: "string", default: "mintlens" },
     "batch-rows": { type: "string", default: "20000" },
     check: { type: "boolean", default: false },
+    cache: { type: "string", default: "both" },
   },
 });
 
@@ -53,6 +59,12 @@ const SETTINGS = {
   connections: positive("connections", args.connections),
 };
 const BATCH_ROWS = positive("batch-rows", args["batch-rows"]);
+if (!["both", "on", "off"].includes(args.cache))
+  throw new Error(`--cache is both, on or off, not ${args.cache}`);
+// The server's answer cache on (its default) and off: the cache answers repeated questions, the
+// store every other one, and both matter.
+const MODES: SizeRun["mode"][] =
+  args.cache === "both" ? ["cached", "uncached"] : args.cache === "on" ? ["cached"] : ["uncached"];
 const CHAIN_ID = 31337;
 const CHAIN_NAME = "bench";
 
@@ -77,7 +89,7 @@ for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
   });
 }
 
-async function benchSize(opened: BenchServer, sales: number): Promise<SizeRun | undefined> {
+async function benchSize(opened: BenchServer, sales: number): Promise<SizeRun[]> {
   const name = `mintlens_bench_api_${sales}`;
   const url = await opened.createDatabase(name);
   try {
@@ -111,40 +123,45 @@ async function benchSize(opened: BenchServer, sales: number): Promise<SizeRun | 
       const problems = await checkDataset(sql, CHAIN_ID, Math.floor(Date.now() / 1000), say);
       if (problems.length > 0)
         throw new Error(`the dataset is unfit to measure:\n  ${problems.join("\n  ")}`);
-      if (args.check) return undefined;
+      if (args.check) return [];
       operations = await operationsFor(sql, CHAIN_ID, args.seed);
     } finally {
       await sql.end({ timeout: 5 });
     }
 
     const apiKey = await createApiKey(url, "bench");
-    api = await startApi({
-      databaseUrl: url,
-      chainName: CHAIN_NAME,
-      chainId: CHAIN_ID,
-      logFile: join(opened.scratch, `serve-${sales}.log`),
-    });
-    say(
-      `serving at ${api.url}; each operation ${SETTINGS.warmup} s of warm-up, then ${SETTINGS.duration} s ` +
-        `with ${SETTINGS.connections} connections`,
-    );
-    const measurements = [];
-    for (const operation of operations) {
-      const m = await measure(api.url, operation, {
-        ...SETTINGS,
-        apiKey,
-        apiPid: api.pid,
-        postgresPid: opened.pid,
+    const runs: SizeRun[] = [];
+    for (const mode of MODES) {
+      api = await startApi({
+        databaseUrl: url,
+        chainName: CHAIN_NAME,
+        chainId: CHAIN_ID,
+        logFile: join(opened.scratch, `serve-${sales}-${mode}.log`),
+        ...(mode === "uncached" ? { responseCacheMb: 0 } : {}),
       });
       say(
-        `  ${operation.name.padEnd(22)} ${Math.round(m.perSecond).toString().padStart(6)} req/s, ` +
-          `p50 ${m.p50.toFixed(2)} ms, p99 ${m.p99.toFixed(2)} ms, non-2xx ${m.non2xx + m.failed}`,
+        `serving at ${api.url} (${mode}); each operation ${SETTINGS.warmup} s of warm-up, then ${SETTINGS.duration} s ` +
+          `with ${SETTINGS.connections} connections`,
       );
-      measurements.push(m);
+      const measurements = [];
+      for (const operation of operations) {
+        const m = await measure(api.url, operation, {
+          ...SETTINGS,
+          apiKey,
+          apiPid: api.pid,
+          postgresPid: opened.pid,
+        });
+        say(
+          `  ${operation.name.padEnd(22)} ${Math.round(m.perSecond).toString().padStart(6)} req/s, ` +
+            `p50 ${m.p50.toFixed(2)} ms, p99 ${m.p99.toFixed(2)} ms, non-2xx ${m.non2xx + m.failed}`,
+        );
+        measurements.push(m);
+      }
+      await api.stop();
+      api = undefined;
+      runs.push({ sales, mode, measurements });
     }
-    await api.stop();
-    api = undefined;
-    return { sales, measurements };
+    return runs;
   } finally {
     await opened.dropDatabase(name);
   }
@@ -155,21 +172,24 @@ async function main(): Promise<void> {
   const runs: SizeRun[] = [];
   for (const sales of SIZES) {
     say(`\n== ${sales.toLocaleString("en")} sales ==`);
-    const run = await benchSize(server, sales);
-    if (run) runs.push(run);
+    runs.push(...(await benchSize(server, sales)));
   }
   if (runs.length === 0) return;
   say("");
   for (const run of runs) say(`${sizeTable(run)}\n`);
-  const [small, large] = [runs[0], runs.at(-1)];
-  if (small && large && small !== large) say(`${growthTable(small, large)}\n`);
-  const { lines, passed } = verdicts(runs);
   say(
     `Targets: p99 < ${TARGETS.p99} ms; series and rankings p99 within ${TARGETS.growth}x from the small market ` +
       `to the large one; every operation ≥ ${TARGETS.throughput * 100}% of the bare route's requests/s.`,
   );
-  for (const line of lines) say(line);
-  say(passed ? "All targets met." : "Some targets are not met.");
+  for (const mode of MODES) {
+    const ofMode = runs.filter((r) => r.mode === mode);
+    const [small, large] = [ofMode[0], ofMode.at(-1)];
+    say(`\n${mode === "cached" ? "With the answer cache (the default)" : "Without the answer cache"}:\n`);
+    if (small && large && small !== large) say(`${growthTable(small, large)}\n`);
+    const { lines, passed } = verdicts(ofMode);
+    for (const line of lines) say(line);
+    say(passed ? "All targets met." : "Some targets are not met.");
+  }
 }
 
 try {

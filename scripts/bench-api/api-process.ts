@@ -45,6 +45,8 @@ export async function startApi(options: {
   chainName: string;
   chainId: number;
   logFile: string;
+  /** `--response-cache` in MiB; the server's default when unset. */
+  responseCacheMb?: number;
 }): Promise<ApiProcess> {
   const [rest, grpc, metrics] = await freePorts(3);
   const args = [
@@ -66,6 +68,7 @@ export async function startApi(options: {
     String(metrics),
     "--rate-limit",
     "0",
+    ...(options.responseCacheMb !== undefined ? ["--response-cache", String(options.responseCacheMb)] : []),
   ];
   const log = openSync(options.logFile, "a");
   let child: ChildProcess;

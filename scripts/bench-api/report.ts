@@ -12,6 +12,8 @@ export const TARGETS = {
 
 export interface SizeRun {
   sales: number;
+  /** How the server ran: with its answer cache, or with it off (every request reads the store). */
+  mode: "cached" | "uncached";
   measurements: Measurement[];
 }
 
@@ -26,7 +28,7 @@ function bareOf(run: SizeRun): Measurement | undefined {
 export function sizeTable(run: SizeRun): string {
   const bare = bareOf(run);
   const lines = [
-    `${int(run.sales)} sales:`,
+    `${int(run.sales)} sales, ${run.mode === "cached" ? "answer cache on (the default)" : "answer cache off: every request reads the store"}:`,
     "",
     "| operation | req/s | p50 ms | p99 ms | non-2xx | % of bare | API CPU s / 1k req | PostgreSQL CPU s / 1k req |",
     "|---|---:|---:|---:|---:|---:|---:|---:|",
@@ -51,7 +53,7 @@ function describe(m: Measurement): string {
 
 export function growthTable(small: SizeRun, large: SizeRun): string {
   const lines = [
-    `p99 from ${int(small.sales)} to ${int(large.sales)} sales (judged for series and rankings):`,
+    `p99 from ${int(small.sales)} to ${int(large.sales)} sales, ${large.mode} (judged for series and rankings):`,
     "",
     `| operation | p99 ms at ${int(small.sales)} | p99 ms at ${int(large.sales)} | ratio |`,
     "|---|---:|---:|---:|",

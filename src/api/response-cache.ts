@@ -6,7 +6,7 @@
  */
 import type { DescMessage, MessageShape } from "@bufbuild/protobuf";
 import { LRUCache } from "lru-cache";
-import { toWireJson } from "./wire-json.ts";
+import { wireJsonWriter } from "./wire-json.ts";
 
 /** An operation's answer: its message (gRPC) and, worked out once on first use, its JSON (REST). */
 export interface Answer {
@@ -19,7 +19,7 @@ export function answer(schema: DescMessage, message: MessageShape<DescMessage>):
   return {
     message,
     json() {
-      json ??= JSON.stringify(toWireJson(schema, message));
+      json ??= wireJsonWriter(schema)(message);
       return json;
     },
   };

@@ -85,6 +85,9 @@ export function topCollectionMessage(row: Ranked, metric: Metric): TopCollection
   return create(TopCollectionSchema, init);
 }
 
+// The points of a series are built as literals rather than with `create`, which reads the
+// schema for every message: a series has up to 8,760 of them. Their types keep them complete.
+
 /** Minted and burnt per point, and their running totals from the window's first point. */
 export function supplyPoints(points: readonly SeriesPoint[]): SupplyDataPoint[] {
   let totalMinted = 0n;
@@ -92,39 +95,43 @@ export function supplyPoints(points: readonly SeriesPoint[]): SupplyDataPoint[] 
   return points.map((p) => {
     totalMinted += p.minted;
     totalBurned += p.burned;
-    return create(SupplyDataPointSchema, {
+    return {
+      $typeName: SupplyDataPointSchema.typeName,
       timestamp: formatTimestamp(p.start),
       minted: p.minted,
       burned: p.burned,
       totalMinted,
       totalBurned,
-    });
+    };
   });
 }
 
 export function ownersCountPoint(p: SeriesPoint): OwnersCountDataPoint {
   // Never below zero, whatever a partly indexed history says.
-  return create(OwnersCountDataPointSchema, {
+  return {
+    $typeName: OwnersCountDataPointSchema.typeName,
     timestamp: formatTimestamp(p.start),
     count: p.holders < 0n ? 0n : p.holders,
-  });
+  };
 }
 
 export function pricePoint(p: SeriesPoint): PriceDataPoint {
-  return create(PriceDataPointSchema, {
+  return {
+    $typeName: PriceDataPointSchema.typeName,
     timestamp: formatTimestamp(p.start),
     min: formatNative(p.units === 0n ? 0n : p.minUnitPrice),
     max: formatNative(p.units === 0n ? 0n : p.maxUnitPrice),
     avg: averageUnitPrice(p.volume, p.units),
-  });
+  };
 }
 
 export function salesVolumePoint(p: SeriesPoint): SalesVolumeDataPoint {
-  return create(SalesVolumeDataPointSchema, {
+  return {
+    $typeName: SalesVolumeDataPointSchema.typeName,
     timestamp: formatTimestamp(p.start),
     quantity: p.units,
     volume: formatNative(p.volume),
-  });
+  };
 }
 
 /** The type an NFT is shown with when its contract implements several: the first NFT standard found. */
