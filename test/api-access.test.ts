@@ -155,7 +155,8 @@ describe("rate limit, metrics and logs", () => {
       tls: f.tls,
       guard: createGuard({ keys: createKeyVerifier({ sql: f.sql }), requestsPerSecond: 5 }),
       metrics,
-      logger: pino({ level: "info" }, sink),
+      logger: pino({ level: "silent" }),
+      accessLog: pino({ level: "info" }, sink),
     });
   });
   after(async () => limited?.close());

@@ -19,7 +19,7 @@ test("an answer is read once per key; concurrent askers share the read; errors a
   assert.equal(reads, 1);
   assert.equal(a, b);
   assert.equal(await cache.get("v1|k", read), a);
-  assert.equal(a.json(), `{"address":"0x${"1".repeat(40)}","ownedCount":"1"}`);
+  assert.equal(a.json().toString(), `{"address":"0x${"1".repeat(40)}","ownedCount":"1"}`);
   // Another version of the data is another key.
   const c = await cache.get("v2|k", read);
   assert.equal(reads, 2);
@@ -28,7 +28,7 @@ test("an answer is read once per key; concurrent askers share the read; errors a
     cache.get("v2|bad", async () => Promise.reject(new Error("boom"))),
     /boom/,
   );
-  assert.equal((await cache.get("v2|bad", read)).json().includes('"3"'), true);
+  assert.equal((await cache.get("v2|bad", read)).json().toString().includes('"3"'), true);
 });
 
 test("the cache holds at most its bytes, and 0 turns it off", async () => {

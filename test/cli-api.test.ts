@@ -216,6 +216,8 @@ describe("mintlens start and serve", () => {
       "0",
       "--metrics-port",
       "off",
+      "--response-cache",
+      "0",
     ]);
     try {
       const found = await listeners(

@@ -24,6 +24,8 @@ export interface GrpcServerOptions {
   guard: Guard;
   metrics: ApiMetrics;
   logger: Logger;
+  /** Where the one line per request goes. */
+  accessLog: Logger;
 }
 
 export interface GrpcServer {
@@ -102,7 +104,7 @@ function serviceDefinition(
 }
 
 export function createGrpcServer(options: GrpcServerOptions): GrpcServer {
-  const { chain, guard, metrics, logger } = options;
+  const { chain, guard, metrics, logger, accessLog } = options;
   const server = new grpc.Server();
 
   const handler =
@@ -114,8 +116,9 @@ export function createGrpcServer(options: GrpcServerOptions): GrpcServer {
       const finish = (status: string) => {
         const seconds = Number(process.hrtime.bigint() - started) / 1e9;
         metrics.observeRequest({ chain, protocol: "grpc", operation: name, status }, seconds);
-        logger.info(
+        accessLog.info(
           {
+            chain,
             protocol: "grpc",
             method: `${operation.method.parent.typeName}/${name}`,
             status,

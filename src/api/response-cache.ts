@@ -8,18 +8,18 @@ import type { DescMessage, MessageShape } from "@bufbuild/protobuf";
 import { LRUCache } from "lru-cache";
 import { wireJsonWriter } from "./wire-json.ts";
 
-/** An operation's answer: its message (gRPC) and, worked out once on first use, its JSON (REST). */
+/** An operation's answer: its message (gRPC) and, written once on first use, its JSON in UTF-8 (REST). */
 export interface Answer {
   message: MessageShape<DescMessage>;
-  json(): string;
+  json(): Buffer;
 }
 
 export function answer(schema: DescMessage, message: MessageShape<DescMessage>): Answer {
-  let json: string | undefined;
+  let json: Buffer | undefined;
   return {
     message,
     json() {
-      json ??= wireJsonWriter(schema)(message);
+      json ??= Buffer.from(wireJsonWriter(schema)(message), "utf8");
       return json;
     },
   };

@@ -32,6 +32,8 @@ export interface RestServerOptions {
   guard: Guard;
   metrics: ApiMetrics;
   logger: Logger;
+  /** Where the one line per request goes. */
+  accessLog: Logger;
   /** Whether the store answers: `/readyz` is 200 only when it resolves true. */
   ready: () => Promise<boolean>;
 }
@@ -81,7 +83,7 @@ async function protoFiles(): Promise<string[]> {
 }
 
 export async function createRestServer(options: RestServerOptions): Promise<FastifyInstance> {
-  const { chain, guard, metrics, logger } = options;
+  const { chain, guard, metrics, logger, accessLog } = options;
   const routes = restRoutes(options.operations.values());
   const app = Fastify({
     // One access line per request is written below, without headers (keys never reach the logs).
@@ -107,8 +109,9 @@ export async function createRestServer(options: RestServerOptions): Promise<Fast
 
   app.addHook("onResponse", async (request, reply) => {
     const operation = (request.routeOptions.config as { operation?: string } | undefined)?.operation;
-    logger.info(
+    accessLog.info(
       {
+        chain,
         protocol: "rest",
         method: request.method,
         url: request.url,

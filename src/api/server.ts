@@ -32,6 +32,8 @@ export interface ApiOptions {
   guard: Guard;
   metrics: ApiMetrics;
   logger: Logger;
+  /** Where the one line per request goes; default `logger`. */
+  accessLog?: Logger;
   /** How often each chain's data version is read, in ms (default 1000): the freshness of rankings and cached answers. */
   versionPollMs?: number;
   /** Memory for cached answers per chain, in bytes; 0 turns the cache off (default 64 MiB). */
@@ -84,6 +86,7 @@ export async function startApi(options: ApiOptions): Promise<RunningApi> {
         await Promise.all([rest.close(), Promise.race([drained, forced])]);
       }),
     );
+    options.accessLog?.flush();
   };
 
   try {
@@ -98,8 +101,17 @@ export async function startApi(options: ApiOptions): Promise<RunningApi> {
       const rankings = createRankings({ sql, chainId: chain.chainId, version });
       const cache = createResponseCache(options.responseCacheBytes ?? DEFAULT_RESPONSE_CACHE_BYTES);
       const operations = createApiService({ sql, chainId: chain.chainId, rankings, version, cache });
-      const rest = await createRestServer({ chain: chain.name, operations, guard, metrics, logger, ready });
-      const grpc = createGrpcServer({ chain: chain.name, operations, guard, metrics, logger });
+      const accessLog = options.accessLog ?? options.logger;
+      const rest = await createRestServer({
+        chain: chain.name,
+        operations,
+        guard,
+        metrics,
+        logger,
+        accessLog,
+        ready,
+      });
+      const grpc = createGrpcServer({ chain: chain.name, operations, guard, metrics, logger, accessLog });
       started.push({ rest, grpc, rankings, version });
       await rest.listen({ host, port: chain.restPort });
       const restPort = (rest.server.address() as AddressInfo).port;

@@ -5,7 +5,7 @@ import { type ApiMetrics, createApiMetrics } from "../api/metrics.ts";
 import { type RunningApi, startApi, startMetricsServer } from "../api/server.ts";
 import { loadTls } from "../api/tls.ts";
 import type { ApiConfig, ApiConfigInput } from "../config/api-config.ts";
-import type { Logger } from "../core/logger.ts";
+import { createAccessLogger, type Logger } from "../core/logger.ts";
 import type { Sql } from "../store/database.ts";
 import type { Lifecycle } from "./shutdown.ts";
 
@@ -27,6 +27,10 @@ export function addApiOptions(command: Command): Command {
     )
     .option("--metrics-port <port>", "Prometheus metrics port, or off (default 9464)")
     .option("--rate-limit <n>", "requests per second per API key over REST and gRPC, 0 for none (default 30)")
+    .option(
+      "--response-cache <MiB>",
+      "memory per chain for answers kept until the chain's data changes, 0 for none (default 64)",
+    )
     .option(
       "--tls-cert <file>",
       "PEM certificate for gRPC (default: a self-signed one generated in the data directory)",
@@ -71,6 +75,7 @@ export async function serveApi(options: ServeOptions): Promise<RunningApi & { ce
     guard,
     metrics,
     logger,
+    accessLog: createAccessLogger(logger.level),
     responseCacheBytes: api.responseCacheMb * 1024 * 1024,
     chains: options.chains.map((chain) => {
       const listeners = byName.get(chain.name);
