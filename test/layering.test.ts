@@ -56,6 +56,7 @@ const PURE = [
   /^src\/indexer\/effects\.ts$/,
   /^src\/indexer\/classify\/(bytecode|calls|classify|selectors)\.ts$/,
   /^src\/(sales|rates|rollups)\//,
+  /^src\/metadata\/(uri|normalise)\.ts$/,
 ];
 
 /** Packages a pure module must not reach, directly or through the modules it imports. */
