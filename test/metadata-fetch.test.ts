@@ -122,6 +122,7 @@ describe("fetching from the web", () => {
 describe("server-side request forgery", () => {
   test("every refused range, written every way, is never connected to", async () => {
     const fetcher = createFetcher({ limits: { timeoutMs: 1_000 } });
+    const reached = hosts.length;
     for (const url of [
       `${base()}/doc.json`,
       `http://localhost:${port}/doc.json`,
@@ -146,11 +147,7 @@ describe("server-side request forgery", () => {
     ]) {
       await refused(fetcher.fetch(url), /refused/);
     }
-    assert.deepEqual(
-      hosts.filter((h) => !h.startsWith("127.0.0.1")),
-      [],
-      "nothing reached the server by another name",
-    );
+    assert.equal(hosts.length, reached, "no request reached the server");
   });
 
   test("a redirect to a refused address, another port or another scheme stops there", async () => {
