@@ -502,8 +502,8 @@ describe("NFT details and raw metadata", () => {
     const raw =
       '{"name": "Ape #1",\n "image": "ipfs://bafy/1.png", "attributes": [{"trait_type":"Fur","value":"Gold"}]}';
     await f.sql`
-      INSERT INTO token_metadata (chain_id, contract, token_id, uri, mime_type, raw, fetched_at, name, image_uri_original)
-      VALUES (${API_CHAIN_ID}, ${Buffer.from(contract.slice(2), "hex")}, ${token.token_id}::numeric, 'ipfs://bafy/1.json',
+      INSERT INTO token_metadata (chain_id, contract, token_id, status, uri, mime_type, raw, fetched_at, name, image_uri_original)
+      VALUES (${API_CHAIN_ID}, ${Buffer.from(contract.slice(2), "hex")}, ${token.token_id}::numeric, 'ok', 'ipfs://bafy/1.json',
               'application/json', ${raw}, '2026-03-04T05:06:07.000890Z', 'Ape #1', 'ipfs://bafy/1.png')`;
     // Answers are cached until the data version moves, which the document's fetch time is part of.
     const deadline = Date.now() + 5_000;

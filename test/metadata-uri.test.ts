@@ -55,6 +55,7 @@ describe("token URIs", () => {
     for (const uri of [
       `data:application/json;base64,${Buffer.from(json).toString("base64")}`,
       `data:application/json;base64,${Buffer.from(json).toString("base64").replace(/=+$/, "")}`,
+      `data:application/json;base64,${Buffer.from(json).toString("base64")}#7`,
       `data:application/json;charset=utf-8,${encodeURIComponent(json)}`,
       `data:application/json,${json}`,
       `DATA:Application/JSON;utf8,${json}`,

@@ -94,7 +94,10 @@ export function parseDataUri(uri: string): DataUri | undefined {
   const base64 = header.slice(1).some((p) => p.toLowerCase() === "base64");
   const mediaType = (header[0] ?? "").toLowerCase() || "text/plain";
   if (base64) {
-    const clean = percentDecode(data).toString("latin1").replace(/\s+/g, "");
+    // A fragment ends the data (base64 has no '#'); raw JSON keeps its '#'s, which real documents hold.
+    const clean = percentDecode(data.split("#")[0] ?? "")
+      .toString("latin1")
+      .replace(/\s+/g, "");
     if (!/^[A-Za-z0-9+/_-]*={0,2}$/.test(clean)) return undefined;
     return { mediaType, body: Buffer.from(clean, "base64") };
   }

@@ -45,14 +45,20 @@ export function encodeMints(
 export function mintStatements(sql: Queryable, chainId: number, e: EncodedMints): Statement[] {
   if (e.rows === 0) return [];
   return [
+    // A token seen minted for the first time is queued for its metadata in the same transaction.
     sql`
-    INSERT INTO tokens (chain_id, contract, token_id, block_number, log_index, seq, tx_hash, block_time)
-    SELECT ${chainId}, decode(c, 'hex'), tid::numeric, b::bigint, li::integer, sq::integer, decode(tx, 'hex'),
-           to_timestamp(tm::bigint)
-    FROM ROWS FROM (string_to_table(${e.contracts}, ','), string_to_table(${e.tokenIds}, ','),
-                string_to_table(${e.blocks}, ','), string_to_table(${e.logIndexes}, ','),
-                string_to_table(${e.seqs}, ','), string_to_table(${e.txHashes}, ','), string_to_table(${e.times}, ','))
-      AS u(c, tid, b, li, sq, tx, tm)
+    WITH minted AS (
+      INSERT INTO tokens (chain_id, contract, token_id, block_number, log_index, seq, tx_hash, block_time)
+      SELECT ${chainId}, decode(c, 'hex'), tid::numeric, b::bigint, li::integer, sq::integer, decode(tx, 'hex'),
+             to_timestamp(tm::bigint)
+      FROM ROWS FROM (string_to_table(${e.contracts}, ','), string_to_table(${e.tokenIds}, ','),
+                  string_to_table(${e.blocks}, ','), string_to_table(${e.logIndexes}, ','),
+                  string_to_table(${e.seqs}, ','), string_to_table(${e.txHashes}, ','), string_to_table(${e.times}, ','))
+        AS u(c, tid, b, li, sq, tx, tm)
+      ON CONFLICT (chain_id, contract, token_id) DO NOTHING
+      RETURNING contract, token_id)
+    INSERT INTO metadata_queue (chain_id, contract, token_id, reason)
+    SELECT ${chainId}, contract, token_id, 'mint' FROM minted
     ON CONFLICT (chain_id, contract, token_id) DO NOTHING`,
   ];
 }

@@ -29,7 +29,8 @@ export async function rawMetadata(
            m.raw,
            (extract(epoch FROM m.fetched_at) * 1000000)::bigint::text AS micros
     FROM (SELECT 1) AS one
-    LEFT JOIN token_metadata m ON m.chain_id = ${chainId} AND m.contract = ${address} AND m.token_id = ${id}::numeric`;
+    LEFT JOIN token_metadata m ON m.chain_id = ${chainId} AND m.contract = ${address} AND m.token_id = ${id}::numeric
+      AND m.status = 'ok'`;
   if (row === undefined) return undefined;
   if (row.raw !== null && row.micros !== null) {
     return { document: { raw: row.raw, fetchedAtMicros: BigInt(row.micros) } };

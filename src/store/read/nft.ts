@@ -91,7 +91,7 @@ export async function nftDetails(
       SELECT uri, mime_type AS "mimeType", name, description, image_uri AS "imageUri",
              image_uri_original AS "imageUriOriginal", image_mime_type AS "imageMimeType"
       FROM token_metadata
-      WHERE chain_id = ${chainId} AND contract = ${address} AND token_id = ${id}::numeric`,
+      WHERE chain_id = ${chainId} AND contract = ${address} AND token_id = ${id}::numeric AND status = 'ok'`,
   ]);
   const quantity = BigInt(held?.quantity ?? 0);
   if (!mint && quantity === 0n) return undefined;

@@ -1,0 +1,247 @@
+/**
+ * The metadata worker of one chain: takes due tokens from the queue, asks each contract for the
+ * token's URI, resolves it, fetches the document safely (or decodes it in place), sniffs its
+ * media type, normalises it, and stores the outcome. The indexer never waits for it: tokens are
+ * queued in the indexer's batches and fetched whenever the worker gets to them.
+ *
+ * - At most `concurrency` tokens are worked on at once, and at most `perHost` of them against any
+ *   one host, so a collection on one server is not hammered.
+ * - Outcomes: a document (`ok`); no metadata to fetch (`none`: no token URI, an unsupported
+ *   location), final; a refused fetch (`failed`: a refused address, a 404, too large), tried again
+ *   after a week; a temporary failure (a timeout, a 5xx, the node or the database down) tried again
+ *   with a backoff from 30 s to 6 h, and after 8 attempts stored as `failed`.
+ */
+import type { ChainClient } from "../chain/rpc-types.ts";
+import { errorMessage } from "../core/errors.ts";
+import type { Logger } from "../core/logger.ts";
+import type { Queryable } from "../store/database.ts";
+import {
+  type MetadataOutcome,
+  type QueuedToken,
+  retryLater,
+  storeOutcome,
+  takeDueTokens,
+} from "../store/metadata.ts";
+import { type Fetcher, FetchFailed, FetchRefused } from "./fetch.ts";
+import { normaliseMetadata } from "./normalise.ts";
+import { sniffMediaType } from "./sniff.ts";
+import { readTokenUri } from "./token-uri.ts";
+import { DEFAULT_GATEWAYS, type Gateways, resolveUri } from "./uri.ts";
+
+export interface MetadataWorkerOptions {
+  sql: Queryable;
+  chainId: number;
+  client: Pick<ChainClient, "call">;
+  fetcher: Fetcher;
+  logger: Logger;
+  gateways?: Gateways;
+  concurrency?: number;
+  perHost?: number;
+  /** How long to wait when the queue has nothing due, in ms. */
+  idleMs?: number;
+  /** Called after each token's outcome is stored. */
+  onToken?: (token: QueuedToken, status: MetadataOutcome["status"] | "retry") => void;
+}
+
+const LEASE_SECONDS = 300;
+const REFUSED_RETRY_SECONDS = 7 * 86_400;
+const MAX_ATTEMPTS = 8;
+
+/** The wait before the next try of a token that failed `attempts` times before: 30 s doubling, at most 6 h. */
+export function backoffSeconds(attempts: number): number {
+  return Math.min(30 * 2 ** attempts, 6 * 3_600);
+}
+
+const EMPTY: MetadataOutcome = {
+  status: "none",
+  error: "",
+  tokenUri: "",
+  uri: "",
+  mimeType: "",
+  raw: null,
+  name: "",
+  description: "",
+  imageUriOriginal: "",
+  imageUri: "",
+  imageMimeType: "",
+  animationUrl: "",
+  externalUrl: "",
+  attributes: [],
+};
+
+/** Bounds how many tasks run at once per key. */
+function keyedLimit(limit: number) {
+  const active = new Map<string, number>();
+  const waiting = new Map<string, (() => void)[]>();
+  return async <T>(key: string, task: () => Promise<T>): Promise<T> => {
+    if ((active.get(key) ?? 0) >= limit) {
+      await new Promise<void>((resolve) => waiting.set(key, [...(waiting.get(key) ?? []), resolve]));
+    }
+    active.set(key, (active.get(key) ?? 0) + 1);
+    try {
+      return await task();
+    } finally {
+      const left = (active.get(key) ?? 1) - 1;
+      if (left === 0) active.delete(key);
+      else active.set(key, left);
+      const next = waiting.get(key)?.shift();
+      if (waiting.get(key)?.length === 0) waiting.delete(key);
+      next?.();
+    }
+  };
+}
+
+/** What one token's metadata is, found from the chain and the web. Throws FetchFailed (and chain errors) to retry. */
+export async function findMetadata(
+  token: QueuedToken,
+  o: {
+    client: Pick<ChainClient, "call">;
+    fetcher: Fetcher;
+    gateways: Gateways;
+    perHost: ReturnType<typeof keyedLimit>;
+  },
+): Promise<MetadataOutcome> {
+  const found = await readTokenUri(o.client, token.contract, token.tokenId, token.types);
+  if ("none" in found) return { ...EMPTY, status: "none", error: found.none };
+  const resolved = resolveUri(found.uri, token.tokenId, o.gateways);
+  if (resolved.kind === "none")
+    return { ...EMPTY, status: "none", error: resolved.reason, tokenUri: found.uri };
+  let body: Uint8Array;
+  let declared: string;
+  let location: string;
+  if (resolved.kind === "inline") {
+    body = resolved.body;
+    declared = resolved.mediaType;
+    location = found.uri;
+  } else {
+    const host = new URL(resolved.url).host;
+    try {
+      const fetched = await o.perHost(host, () => o.fetcher.fetch(resolved.url));
+      body = fetched.body;
+      declared = fetched.declaredType;
+      location = fetched.url;
+    } catch (error) {
+      if (error instanceof FetchRefused) {
+        return { ...EMPTY, status: "failed", error: error.message, tokenUri: found.uri, uri: resolved.url };
+      }
+      throw error;
+    }
+  }
+  const mimeType = sniffMediaType(body, declared);
+  // A token URI that is the image itself: no document, the URI is the image.
+  if (mimeType.startsWith("image/") || mimeType.startsWith("video/") || mimeType.startsWith("audio/")) {
+    return {
+      ...EMPTY,
+      status: "ok",
+      tokenUri: found.uri,
+      uri: location,
+      mimeType,
+      raw: "",
+      imageUriOriginal: found.uri,
+    };
+  }
+  const raw = Buffer.from(body).toString("utf8");
+  const n = normaliseMetadata(raw);
+  return {
+    ...EMPTY,
+    status: "ok",
+    tokenUri: found.uri,
+    uri: location,
+    mimeType,
+    raw,
+    name: n.name,
+    description: n.description,
+    imageUriOriginal: n.image,
+    animationUrl: n.animationUrl,
+    externalUrl: n.externalUrl,
+    attributes: n.attributes,
+  };
+}
+
+/** Runs until `signal` aborts: takes due tokens, works on them, stores their outcomes. */
+export async function runMetadataWorker(options: MetadataWorkerOptions, signal: AbortSignal): Promise<void> {
+  const { sql, chainId, logger } = options;
+  const concurrency = options.concurrency ?? 16;
+  const perHost = keyedLimit(options.perHost ?? 4);
+  const gateways = options.gateways ?? DEFAULT_GATEWAYS;
+  const idleMs = options.idleMs ?? 1_000;
+  const sleep = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      signal.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
+    });
+
+  const work = async (token: QueuedToken) => {
+    try {
+      const outcome = await findMetadata(token, {
+        client: options.client,
+        fetcher: options.fetcher,
+        gateways,
+        perHost,
+      });
+      await storeOutcome(
+        sql,
+        chainId,
+        token.contract,
+        token.tokenId,
+        outcome,
+        outcome.status === "failed" ? REFUSED_RETRY_SECONDS : undefined,
+      );
+      options.onToken?.(token, outcome.status);
+    } catch (error) {
+      if (signal.aborted) return;
+      const message = error instanceof FetchFailed ? error.message : errorMessage(error);
+      if (token.attempts + 1 >= MAX_ATTEMPTS) {
+        await storeOutcome(
+          sql,
+          chainId,
+          token.contract,
+          token.tokenId,
+          { ...EMPTY, status: "failed", error: message },
+          REFUSED_RETRY_SECONDS,
+        );
+        options.onToken?.(token, "failed");
+      } else {
+        await retryLater(
+          sql,
+          chainId,
+          token.contract,
+          token.tokenId,
+          backoffSeconds(token.attempts),
+          message,
+        );
+        options.onToken?.(token, "retry");
+      }
+    }
+  };
+
+  const running = new Set<Promise<void>>();
+  while (!signal.aborted) {
+    const free = concurrency - running.size;
+    let taken: QueuedToken[] = [];
+    if (free > 0) {
+      try {
+        taken = await takeDueTokens(sql, chainId, free, LEASE_SECONDS);
+      } catch (error) {
+        logger.warn({ err: error, chainId }, "reading the metadata queue failed; trying again");
+        await sleep(idleMs);
+        continue;
+      }
+    }
+    for (const token of taken) {
+      const task: Promise<void> = work(token)
+        .catch((error: unknown) =>
+          logger.warn({ err: error, chainId }, "storing a token's metadata failed; it comes due again"),
+        )
+        .finally(() => running.delete(task));
+      running.add(task);
+    }
+    if (taken.length === 0) {
+      // Nothing due (or no room): wait for a task to end, or a while for new tokens.
+      await Promise.race([sleep(idleMs), ...running]);
+    } else if (running.size >= concurrency) {
+      await Promise.race(running);
+    }
+  }
+  await Promise.allSettled(running);
+}

@@ -1,0 +1,196 @@
+/**
+ * The metadata worker end to end: tokens minted on anvil are queued by the indexer's batches; the
+ * worker asks each contract for its token URI, fetches the documents from a local server (allowed
+ * by the allow-list) or decodes them in place, and the API's NFT details and raw metadata show
+ * them. A missing document, a refused address and a contract without URIs each end in their state.
+ */
+import assert from "node:assert/strict";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { after, before, test } from "node:test";
+import type { Abi } from "viem";
+import { createChainClient } from "../src/chain/client.ts";
+import type { Address } from "../src/core/hex.ts";
+import { silentLogger } from "../src/core/logger.ts";
+import { type Anvil, startAnvil } from "../src/devchain/anvil.ts";
+import { loadArtifact } from "../src/devchain/artifacts.ts";
+import { connectDevChain, type DevChain } from "../src/devchain/deploy.ts";
+import { createFetcher } from "../src/metadata/fetch.ts";
+import { parseAllowList } from "../src/metadata/ssrf.ts";
+import { runMetadataWorker } from "../src/metadata/worker.ts";
+import { queueCollection } from "../src/store/metadata.ts";
+import { type ApiClient, createApiFixtureOn } from "./support/api-client.ts";
+import { createTestDatabase, stopTestServer, type TestDatabase } from "./support/database.ts";
+import { indexUntil } from "./support/indexing.ts";
+
+const CHAIN_ID = 31337;
+let anvil: Anvil;
+let chain: DevChain;
+let db: TestDatabase;
+let server: Server;
+let port: number;
+let api: ApiClient;
+let deployer: Address;
+
+const DOCS: Record<string, string> = {
+  "/meta/1":
+    '{"name":"Ape #1","description":"first","image":"ipfs://QmYHU3Yc5QLiNHCDGA9Wn5cEW6hiRb64JGLdvUis9xzbk5/1.png","attributes":[{"trait_type":"Fur","value":"Gold"}]}',
+  "/meta/2": '{"name":"Ape #2","image_url":"https://img.example/2.png"}',
+};
+
+async function deploy(name: "TestERC721" | "TestERC1155", args: unknown[]): Promise<Address> {
+  const { abi, bytecode } = loadArtifact(name);
+  const hash = await chain.walletClient.deployContract({
+    abi: abi as Abi,
+    bytecode,
+    args,
+    account: deployer,
+    chain: null,
+  });
+  const receipt = await chain.publicClient.waitForTransactionReceipt({ hash });
+  assert.ok(receipt.contractAddress);
+  return receipt.contractAddress.toLowerCase() as Address;
+}
+
+async function send(
+  to: Address,
+  name: "TestERC721" | "TestERC1155",
+  functionName: string,
+  args: unknown[],
+): Promise<void> {
+  const { abi } = loadArtifact(name);
+  const hash = await chain.walletClient.writeContract({
+    address: to,
+    abi: abi as Abi,
+    functionName,
+    args,
+    account: deployer,
+    chain: null,
+  });
+  await chain.publicClient.waitForTransactionReceipt({ hash });
+}
+
+before(async () => {
+  server = createServer((req, res) => {
+    const doc = DOCS[req.url ?? ""];
+    if (doc) return res.writeHead(200, { "content-type": "text/plain" }).end(doc);
+    return res.writeHead(404).end();
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  port = (server.address() as AddressInfo).port;
+  anvil = await startAnvil({ chainId: CHAIN_ID });
+  chain = connectDevChain(anvil.url);
+  const [first] = await chain.walletClient.requestAddresses();
+  assert.ok(first);
+  deployer = first.toLowerCase() as Address;
+  db = await createTestDatabase();
+});
+after(async () => {
+  await api?.close();
+  await db?.close();
+  await anvil?.stop();
+  await stopTestServer();
+  server.closeAllConnections();
+  await new Promise((r) => server.close(r));
+});
+
+test("minted tokens get their documents through the worker, and the API shows them", async () => {
+  const apes = await deploy("TestERC721", ["Apes", "APE"]);
+  await send(apes, "TestERC721", "setBaseURI", [`http://127.0.0.1:${port}/meta/`]);
+  await send(apes, "TestERC721", "mintBatch", [deployer, 1n, 3n]); // 3 has no document: 404
+  const elsewhere = await deploy("TestERC721", ["Elsewhere", "ELS"]);
+  await send(elsewhere, "TestERC721", "setBaseURI", ["http://169.254.169.254/latest/"]);
+  await send(elsewhere, "TestERC721", "mint", [deployer, 7n]);
+  const inline = await deploy("TestERC721", ["Inline", "INL"]);
+  const json = Buffer.from('{"name":"On chain","image":"data:image/svg+xml;base64,PHN2Zy8+"}').toString(
+    "base64",
+  );
+  await send(inline, "TestERC721", "setBaseURI", [`data:application/json;base64,${json}#`]);
+  await send(inline, "TestERC721", "mint", [deployer, 5n]);
+  const editions = await deploy("TestERC1155", [`http://127.0.0.1:${port}/editions/{id}.json`]);
+  DOCS[`/editions/${"0".repeat(63)}a.json`] = '{"name":"Edition 10","properties":{"edition":"open"}}';
+  await send(editions, "TestERC1155", "mint", [deployer, 10n, 5n, "0x"]);
+
+  const head = Number(await chain.publicClient.getBlockNumber({ cacheTime: 0 }));
+  await indexUntil({ sql: db.sql, rpcUrl: anvil.url, chainId: CHAIN_ID, untilBlock: head });
+  const [queued] = await db.sql<
+    { n: number }[]
+  >`SELECT count(*)::int AS n FROM metadata_queue WHERE chain_id = ${CHAIN_ID}`;
+  assert.equal(queued?.n, 6, "each minted token is queued by the batch that minted it");
+
+  const client = createChainClient({ url: anvil.url });
+  const stop = new AbortController();
+  const outcomes: string[] = [];
+  const worker = runMetadataWorker(
+    {
+      sql: db.sql,
+      chainId: CHAIN_ID,
+      client,
+      fetcher: createFetcher({ allow: parseAllowList([`127.0.0.1:${port}`]), limits: { timeoutMs: 2_000 } }),
+      logger: silentLogger(),
+      idleMs: 50,
+      onToken: (token, status) => {
+        outcomes.push(`${token.contract}/${token.tokenId}:${status}`);
+        if (outcomes.length === 6) stop.abort();
+      },
+    },
+    stop.signal,
+  );
+  await Promise.race([
+    worker,
+    new Promise((_, reject) => setTimeout(() => reject(new Error(`stuck: ${outcomes.join(" ")}`)), 30_000)),
+  ]);
+  await client.close();
+
+  const rows = await db.sql<{ c: string; t: string; status: string; error: string }[]>`
+    SELECT '0x' || encode(contract, 'hex') AS c, token_id::text AS t, status, error FROM token_metadata ORDER BY 1, 2`;
+  const state = Object.fromEntries(
+    rows.map((r) => [`${r.c}/${r.t}`, `${r.status}${r.error ? `: ${r.error}` : ""}`]),
+  );
+  assert.equal(state[`${apes}/1`], "ok");
+  assert.equal(state[`${apes}/2`], "ok");
+  assert.match(state[`${apes}/3`] ?? "", /^failed: HTTP 404/);
+  assert.match(state[`${elsewhere}/7`] ?? "", /^failed: refused: 169\.254\.169\.254 is a linkLocal address/);
+  assert.equal(state[`${inline}/5`], "ok");
+  assert.equal(state[`${editions}/10`], "ok");
+  // Refused fetches stay queued, to be tried again after a week; the others left the queue.
+  const left = await db.sql<{ t: string; days: number }[]>`
+    SELECT token_id::text AS t, round(extract(epoch FROM due_at - now()) / 86400)::int AS days FROM metadata_queue`;
+  assert.deepEqual(left.map((r) => [r.t, r.days]).sort(), [
+    ["3", 7],
+    ["7", 7],
+  ]);
+
+  api = await createApiFixtureOn(db.sql, CHAIN_ID);
+  const details = (await api.get(`/foundational/v1beta2/nfts/${apes}/1/details`)).body as {
+    nft: { metadata: unknown };
+  };
+  assert.deepEqual(details.nft.metadata, {
+    metadataUri: { uri: `http://127.0.0.1:${port}/meta/1`, mimeType: "application/json" },
+    name: "Ape #1",
+    description: "first",
+    image: {
+      uri: "",
+      uriOriginal: "ipfs://QmYHU3Yc5QLiNHCDGA9Wn5cEW6hiRb64JGLdvUis9xzbk5/1.png",
+      mimeType: "",
+    },
+  });
+  const raw = (await api.get(`/foundational/v1beta2/nfts/${apes}/1/raw_metadata`)).body as {
+    metadata: { raw: string; indexedAt: string };
+  };
+  assert.equal(raw.metadata.raw, DOCS["/meta/1"]);
+  assert.match(raw.metadata.indexedAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
+  const onChain = (await api.get(`/foundational/v1beta2/nfts/${inline}/5/details`)).body as {
+    nft: { metadata: { name: string; metadataUri: { mimeType: string } } };
+  };
+  assert.equal(onChain.nft.metadata.name, "On chain");
+  const failed = (await api.get(`/foundational/v1beta2/nfts/${apes}/3/raw_metadata`)).body;
+  assert.deepEqual(failed, { metadata: null });
+
+  // An operator's refresh queues a collection again, due now.
+  assert.equal(await queueCollection(db.sql, CHAIN_ID, apes, "refresh"), 3);
+  const due = await db.sql<
+    { n: number }[]
+  >`SELECT count(*)::int AS n FROM metadata_queue WHERE due_at <= now()`;
+  assert.equal(due[0]?.n, 3);
+});
