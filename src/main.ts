@@ -3,6 +3,7 @@ import { registerCallCommand } from "./cli/call-command.ts";
 import { registerDemoCommand } from "./cli/demo-command.ts";
 import { registerIndexCommand } from "./cli/index-command.ts";
 import { registerKeysCommand } from "./cli/keys-command.ts";
+import { registerMetadataCommand } from "./cli/metadata-command.ts";
 import { registerMigrateCommand } from "./cli/migrate-command.ts";
 import { registerServeCommand } from "./cli/serve-command.ts";
 import { createLifecycle } from "./cli/shutdown.ts";
@@ -25,6 +26,7 @@ const program = new Command()
 registerStartCommand(program, lifecycle, environment);
 registerIndexCommand(program, lifecycle, environment);
 registerServeCommand(program, lifecycle, environment);
+registerMetadataCommand(program, lifecycle, environment);
 registerDemoCommand(program, lifecycle, environment);
 registerMigrateCommand(program, lifecycle, environment);
 registerKeysCommand(program, lifecycle, environment);

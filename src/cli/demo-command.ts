@@ -7,13 +7,16 @@ import { createApiMetrics } from "../api/metrics.ts";
 import { type ApiConfigInput, parseApiConfig } from "../config/api-config.ts";
 import { ConfigError, parseConfig, parseDatabaseConfig } from "../config/config.ts";
 import type { Environment } from "../config/environment.ts";
+import { parseMetadataConfig } from "../config/metadata-config.ts";
 import { createLogger } from "../core/logger.ts";
 import { generateHistory, historyGenesisTimestamp, runLiveActivity } from "../demo/activity.ts";
+import { setBaseUri, startDemoMetadataServer } from "../demo/metadata-server.ts";
 import { startAnvil } from "../devchain/anvil.ts";
 import { insertApiKey } from "../store/api-keys.ts";
 import { ensureChain } from "../store/chain-state.ts";
 import { collectionSummaries } from "../store/summary.ts";
 import { addApiOptions, serveApi } from "./api-runner.ts";
+import { startMetadataWorkers } from "./metadata-runner.ts";
 import { openDatabase } from "./open-database.ts";
 import { createProgressDisplay } from "./progress.ts";
 import { runIndexers } from "./run-indexers.ts";
@@ -28,6 +31,9 @@ interface DemoFlags extends ApiConfigInput {
 const DEMO_CHAIN_ID = 31337;
 const DEMO_CHAIN_NAME = "anvil";
 const DEMO_USER = "demo";
+/** The demo's open ERC-721s (their base URI can be set) by symbol, as the metadata server names them. */
+const DEMO_METADATA_SYMBOLS = { erc721: "MAPE", erc721Create2: "FPNK", erc721Create: "FROG" } as const;
+const DEMO_METADATA_COLLECTIONS = { mape: "Mintlens Apes", fpnk: "Factory Punks", frog: "Factory Frogs" };
 
 export function registerDemoCommand(program: Command, lifecycle: Lifecycle, environment: Environment): void {
   addApiOptions(program.command("demo"))
@@ -93,6 +99,19 @@ async function runDemo(flags: DemoFlags, lifecycle: Lifecycle, environment: Envi
     `generated ${history.transactions} transactions in ${history.blocks.count} blocks: ${Object.keys(history.contracts).length} contracts deployed`,
   );
 
+  // The open collections' token URIs point at a local stand-in for the web, which the metadata
+  // worker is allowed to reach; the others keep their nft.example URIs, which do not resolve.
+  const metadataServer = await startDemoMetadataServer(DEMO_METADATA_COLLECTIONS);
+  lifecycle.defer(() => metadataServer.close());
+  for (const [key, symbol] of Object.entries(DEMO_METADATA_SYMBOLS)) {
+    await setBaseUri(
+      anvil.url,
+      history.contracts[key as keyof typeof DEMO_METADATA_SYMBOLS].address,
+      metadataServer.baseUri(symbol),
+    );
+  }
+  say(`serving the open collections' metadata at http://127.0.0.1:${metadataServer.port}/`);
+
   say(`starting the embedded PostgreSQL in ${join(dataDir, "postgres")}`);
   const database = await openDatabase(undefined, dataDir, logger, lifecycle);
   if (signal.aborted) return;
@@ -111,6 +130,14 @@ async function runDemo(flags: DemoFlags, lifecycle: Lifecycle, environment: Envi
     },
     {},
   );
+  startMetadataWorkers({
+    sql: database.sql,
+    chains: config.chains,
+    tuning: config.tuning,
+    metadata: parseMetadataConfig({ metadataAllow: [`127.0.0.1:${metadataServer.port}`] }, {}),
+    logger,
+    lifecycle,
+  });
   const display = createProgressDisplay(logger, process.stderr.isTTY === true, 5000);
   lifecycle.defer(() => display.stop());
   // Also ended when the indexer fails, so that no transaction is sent to a chain being stopped.
@@ -160,16 +187,24 @@ async function runDemo(flags: DemoFlags, lifecycle: Lifecycle, environment: Envi
   const key = generateKey();
   await insertApiKey(database.sql, { userName: DEMO_USER, keyId: key.keyId, keyHash: key.hash });
   const chain = served.chains[0];
-  const tryIt =
-    chain === undefined
-      ? []
-      : tryItLines({
-          key: key.key,
-          restUrl: chain.restUrl,
-          grpcAddress: chain.grpcAddress,
-          certPath: served.certPath,
-          collection: contracts.erc721.address.toLowerCase(),
-        });
+  const collection = contracts.erc721.address.toLowerCase();
+  const showTryIt = async () => {
+    if (chain === undefined) return;
+    // A token somebody holds, so that the example shows its metadata (a burnt token has none).
+    const [held] = await database.sql<{ id: string }[]>`
+      SELECT token_id::text AS id FROM token_balances
+      WHERE chain_id = ${DEMO_CHAIN_ID} AND contract = ${Buffer.from(collection.slice(2), "hex")} AND amount > 0
+      ORDER BY token_id LIMIT 1`.catch(() => []);
+    const lines = tryItLines({
+      key: key.key,
+      restUrl: chain.restUrl,
+      grpcAddress: chain.grpcAddress,
+      certPath: served.certPath,
+      collection,
+      tokenId: held?.id ?? "1",
+    });
+    for (const line of lines) display.print(line);
+  };
   say(
     "indexing the history; the API's examples follow once it is indexed. New activity arrives every 3 s. Press Ctrl+C to stop.",
   );
@@ -184,7 +219,7 @@ async function runDemo(flags: DemoFlags, lifecycle: Lifecycle, environment: Envi
       // Shown when the history is in, so the examples answer with it.
       if (!shown && progress.phase === "follow") {
         shown = true;
-        for (const line of tryIt) display.print(line);
+        void showTryIt();
       }
     },
     signal,
@@ -198,6 +233,7 @@ export function tryItLines(o: {
   grpcAddress: string;
   certPath: string;
   collection: string;
+  tokenId: string;
 }): string[] {
   const cwd = process.cwd();
   // By name, not 127.0.0.1: TLS clients may not check a certificate against an IP address.
@@ -212,6 +248,10 @@ export function tryItLines(o: {
     "demo: REST (the top collections of the last 30 days by volume):",
     "",
     `  curl -s -H "X-API-Key: $MINTLENS_API_KEY" "${o.restUrl}/collections/v1beta2/top/METRIC_SALES_VOLUME/DURATION_30_DAYS?limit=5"`,
+    "",
+    "demo: an NFT with its metadata (fetched from the demo's local metadata server) and its last sale:",
+    "",
+    `  curl -s -H "X-API-Key: $MINTLENS_API_KEY" "${o.restUrl}/foundational/v1beta2/nfts/${o.collection}/${o.tokenId}/details"`,
     "",
     "demo: gRPC over TLS (a collection's holders), with the client built into mintlens:",
     "",

@@ -3,10 +3,12 @@ import { createApiMetrics } from "../api/metrics.ts";
 import { parseApiConfig } from "../config/api-config.ts";
 import { parseConfig } from "../config/config.ts";
 import type { Environment } from "../config/environment.ts";
+import { parseMetadataConfig } from "../config/metadata-config.ts";
 import { createLogger } from "../core/logger.ts";
 import { ensureChain } from "../store/chain-state.ts";
 import { addApiOptions, serveApi } from "./api-runner.ts";
 import { addCommonOptions } from "./index-command.ts";
+import { addMetadataOptions, startMetadataWorkers } from "./metadata-runner.ts";
 import { openDatabase } from "./open-database.ts";
 import { createProgressDisplay } from "./progress.ts";
 import { runIndexers } from "./run-indexers.ts";
@@ -18,8 +20,10 @@ import type { Lifecycle } from "./shutdown.ts";
  * the indexers between batches.
  */
 export function registerStartCommand(program: Command, lifecycle: Lifecycle, environment: Environment): void {
-  addApiOptions(addCommonOptions(program.command("start")))
-    .description("index every configured chain and serve the API for each, in one process")
+  addMetadataOptions(addApiOptions(addCommonOptions(program.command("start"))))
+    .description(
+      "index every configured chain, fetch its tokens' metadata, and serve the API for each, in one process",
+    )
     .action(async (flags) => {
       const config = parseConfig(flags, environment.variables);
       const api = parseApiConfig(
@@ -27,6 +31,7 @@ export function registerStartCommand(program: Command, lifecycle: Lifecycle, env
         environment.variables,
         config.chains.map((c) => c.name),
       );
+      const metadataConfig = parseMetadataConfig(flags, environment.variables);
       const logger = createLogger(config.logLevel);
       const database = await openDatabase(
         config.databaseUrl,
@@ -54,6 +59,14 @@ export function registerStartCommand(program: Command, lifecycle: Lifecycle, env
         logger,
         lifecycle,
         metrics,
+      });
+      startMetadataWorkers({
+        sql: database.sql,
+        chains: config.chains,
+        tuning: config.tuning,
+        metadata: metadataConfig,
+        logger,
+        lifecycle,
       });
       const display = createProgressDisplay(logger, process.stderr.isTTY === true);
       lifecycle.defer(() => display.stop());

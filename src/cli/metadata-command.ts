@@ -1,0 +1,95 @@
+import type { Command } from "commander";
+import { ConfigError, parseConfig, parseDatabaseConfig } from "../config/config.ts";
+import type { Environment } from "../config/environment.ts";
+import { parseMetadataConfig } from "../config/metadata-config.ts";
+import { UserFacingError } from "../core/errors.ts";
+import type { Address } from "../core/hex.ts";
+import { createLogger } from "../core/logger.ts";
+import { queueCollection, queueTokens } from "../store/metadata.ts";
+import { addCommonOptions } from "./index-command.ts";
+import { addMetadataOptions, startMetadataWorkers } from "./metadata-runner.ts";
+import { openDatabase } from "./open-database.ts";
+import type { Lifecycle } from "./shutdown.ts";
+
+interface RefreshFlags {
+  chain: string;
+  token?: string;
+  databaseUrl?: string;
+  dataDir?: string;
+  logLevel?: string;
+}
+
+/**
+ * `mintlens metadata`: the metadata worker alone, for every configured chain (what `mintlens
+ * start` also runs); `mintlens metadata refresh`: queue a collection's or a token's metadata again.
+ */
+export function registerMetadataCommand(
+  program: Command,
+  lifecycle: Lifecycle,
+  environment: Environment,
+): void {
+  const metadata = addMetadataOptions(addCommonOptions(program.command("metadata")))
+    .description("fetch the metadata of every queued token of the configured chains, until stopped")
+    .action(async (flags) => {
+      const config = parseConfig(flags, environment.variables);
+      const metadataConfig = parseMetadataConfig(flags, environment.variables);
+      const logger = createLogger(config.logLevel);
+      const database = await openDatabase(
+        config.databaseUrl,
+        config.dataDir,
+        logger,
+        lifecycle,
+        config.chains.length,
+      );
+      if (lifecycle.signal.aborted) return;
+      startMetadataWorkers({
+        sql: database.sql,
+        chains: config.chains,
+        tuning: config.tuning,
+        metadata: metadataConfig,
+        logger,
+        lifecycle,
+      });
+      await new Promise<void>((resolve) => {
+        if (lifecycle.signal.aborted) resolve();
+        lifecycle.signal.addEventListener("abort", () => resolve(), { once: true });
+      });
+    });
+
+  metadata
+    .command("refresh <contract>")
+    .description(
+      "queue the metadata of a collection's tokens (or of one, with --token) to be fetched again now",
+    )
+    .requiredOption("--chain <name>", "the chain, by the name it was indexed under")
+    .option("--token <id>", "one token id")
+    .option("--database-url <url>", "PostgreSQL 15+ URL (env DATABASE_URL); default: the embedded PostgreSQL")
+    .option("--data-dir <dir>", "data directory of the embedded PostgreSQL (default .mintlens)")
+    .option("--log-level <level>", "fatal, error, warn, info, debug or trace (env MINTLENS_LOG_LEVEL)")
+    .action(async (contract: string, flags: RefreshFlags) => {
+      const problems: string[] = [];
+      if (!/^0x[0-9a-fA-F]{40}$/.test(contract)) problems.push(`contract: ${contract} is not an address`);
+      if (flags.token !== undefined && !/^\d{1,78}$/.test(flags.token))
+        problems.push(`token: ${flags.token} is not a token id`);
+      if (problems.length > 0) throw new ConfigError(problems);
+      const database = parseDatabaseConfig(flags, environment.variables);
+      const logger = createLogger(database.logLevel);
+      const { sql } = await openDatabase(database.databaseUrl, database.dataDir, logger, lifecycle);
+      const [chain] = await sql<
+        { chain_id: string }[]
+      >`SELECT chain_id::text FROM chains WHERE name = ${flags.chain}`;
+      if (chain === undefined) throw new UserFacingError(`chain ${flags.chain} is not in the store`);
+      const address = contract.toLowerCase() as Address;
+      const queued =
+        flags.token === undefined
+          ? await queueCollection(sql, Number(chain.chain_id), address, "refresh")
+          : (await queueTokens(
+              sql,
+              Number(chain.chain_id),
+              [{ contract: address, tokenId: BigInt(flags.token) }],
+              "refresh",
+            ),
+            1);
+      process.stdout.write(`queued ${queued} token${queued === 1 ? "" : "s"}\n`);
+    });
+}

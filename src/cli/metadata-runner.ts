@@ -1,0 +1,87 @@
+import type { Command } from "commander";
+import { createChainClient } from "../chain/client.ts";
+import type { ChainConfig, Config } from "../config/config.ts";
+import { ConfigError } from "../config/config.ts";
+import type { MetadataConfig } from "../config/metadata-config.ts";
+import type { Logger } from "../core/logger.ts";
+import { createFetcher } from "../metadata/fetch.ts";
+import { parseAllowList } from "../metadata/ssrf.ts";
+import { runMetadataWorker } from "../metadata/worker.ts";
+import type { Sql } from "../store/database.ts";
+import type { Lifecycle } from "./shutdown.ts";
+
+const collect = (value: string, previous: string[] = []) => [...previous, value];
+
+/** The flags of every command that runs the metadata worker. */
+export function addMetadataOptions(command: Command): Command {
+  return command
+    .option(
+      "--ipfs-gateway <url>",
+      "the IPFS gateway documents and images are fetched through (default https://ipfs.io)",
+    )
+    .option("--arweave-gateway <url>", "the Arweave gateway (default https://arweave.net)")
+    .option(
+      "--metadata-allow <address[:port]|cidr>",
+      "a private address metadata may be fetched from (a local gateway); repeatable, or comma-separated",
+      collect,
+    )
+    .option("--metadata-concurrency <n>", "tokens fetched at once per chain (default 32)")
+    .option("--metadata-per-host <n>", "tokens fetched at once from one host (default 8)");
+}
+
+/**
+ * Runs one metadata worker per chain until `lifecycle` ends, each with a chain client of its own
+ * (the indexer's requests never wait behind token URIs).
+ */
+export function startMetadataWorkers(options: {
+  sql: Sql;
+  chains: readonly ChainConfig[];
+  tuning: Config["tuning"];
+  metadata: MetadataConfig;
+  logger: Logger;
+  lifecycle: Lifecycle;
+}): void {
+  const { metadata, logger, lifecycle } = options;
+  let allow: ReturnType<typeof parseAllowList>;
+  try {
+    allow = parseAllowList(metadata.allow);
+  } catch (error) {
+    throw new ConfigError([`metadata allow: ${(error as Error).message}`]);
+  }
+  const fetcher = createFetcher({ allow });
+  const stop = new AbortController();
+  const running = options.chains.map(async (chain) => {
+    const chainLogger = logger.child({ chain: chain.name, part: "metadata" });
+    const client = createChainClient({
+      url: chain.rpcUrl,
+      batchSize: options.tuning.rpcBatchSize,
+      timeoutMs: options.tuning.rpcTimeoutMs,
+      retries: options.tuning.rpcRetries,
+      maxLogRange: options.tuning.maxLogRange,
+      logger: chainLogger,
+    });
+    try {
+      await runMetadataWorker(
+        {
+          sql: options.sql,
+          chainId: chain.chainId,
+          client,
+          fetcher,
+          logger: chainLogger,
+          gateways: { ipfs: metadata.ipfsGateway, arweave: metadata.arweaveGateway },
+          concurrency: metadata.concurrency,
+          perHost: metadata.perHost,
+        },
+        AbortSignal.any([lifecycle.signal, stop.signal]),
+      );
+    } catch (error) {
+      chainLogger.error({ err: error }, "the metadata worker stopped");
+    } finally {
+      await client.close();
+    }
+  });
+  lifecycle.defer(async () => {
+    stop.abort();
+    await Promise.allSettled(running);
+  });
+}

@@ -1,0 +1,71 @@
+/** The metadata worker's configuration: gateways, the allow-list of private addresses, concurrency. */
+import { ConfigError } from "./config.ts";
+import type { Variables } from "./environment.ts";
+
+export interface MetadataConfig {
+  ipfsGateway: string;
+  arweaveGateway: string;
+  /** Addresses or ranges (optionally with a port) fetches may reach although private: a local gateway. */
+  allow: string[];
+  /** Tokens worked on at once per chain, and at once against one host. */
+  concurrency: number;
+  perHost: number;
+}
+
+export interface MetadataConfigInput {
+  ipfsGateway?: string;
+  arweaveGateway?: string;
+  metadataAllow?: string[];
+  metadataConcurrency?: string;
+  metadataPerHost?: string;
+}
+
+export const METADATA_DEFAULTS = {
+  ipfsGateway: "https://ipfs.io",
+  arweaveGateway: "https://arweave.net",
+  concurrency: 32,
+  perHost: 8,
+};
+
+export function parseMetadataConfig(input: MetadataConfigInput, env: Variables): MetadataConfig {
+  const problems: string[] = [];
+  const gateway = (label: string, value: string) => {
+    if (!/^https?:\/\/[^/]/.test(value) || !URL.canParse(value))
+      problems.push(`${label}: ${value} is not an http(s) URL`);
+    return value.replace(/\/+$/, "");
+  };
+  const count = (label: string, value: string | undefined, fallback: number) => {
+    if (value === undefined) return fallback;
+    if (!/^\d{1,4}$/.test(value) || Number(value) < 1) {
+      problems.push(`${label}: ${value} is not a whole number from 1 to 9999`);
+      return fallback;
+    }
+    return Number(value);
+  };
+  const config: MetadataConfig = {
+    ipfsGateway: gateway(
+      "ipfs gateway",
+      input.ipfsGateway ?? env.MINTLENS_IPFS_GATEWAY ?? METADATA_DEFAULTS.ipfsGateway,
+    ),
+    arweaveGateway: gateway(
+      "arweave gateway",
+      input.arweaveGateway ?? env.MINTLENS_ARWEAVE_GATEWAY ?? METADATA_DEFAULTS.arweaveGateway,
+    ),
+    allow: (input.metadataAllow ?? (env.MINTLENS_METADATA_ALLOW ?? "").split(","))
+      .flatMap((v) => v.split(","))
+      .map((v) => v.trim())
+      .filter((v) => v !== ""),
+    concurrency: count(
+      "metadata concurrency",
+      input.metadataConcurrency ?? env.MINTLENS_METADATA_CONCURRENCY,
+      METADATA_DEFAULTS.concurrency,
+    ),
+    perHost: count(
+      "metadata per host",
+      input.metadataPerHost ?? env.MINTLENS_METADATA_PER_HOST,
+      METADATA_DEFAULTS.perHost,
+    ),
+  };
+  if (problems.length > 0) throw new ConfigError(problems);
+  return config;
+}
