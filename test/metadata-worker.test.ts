@@ -5,8 +5,11 @@
  * them. A missing document, a refused address and a contract without URIs each end in their state.
  */
 import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { after, before, test } from "node:test";
 import type { Abi } from "viem";
 import { createChainClient } from "../src/chain/client.ts";
@@ -18,6 +21,7 @@ import { connectDevChain, type DevChain } from "../src/devchain/deploy.ts";
 import { createFetcher } from "../src/metadata/fetch.ts";
 import { parseAllowList } from "../src/metadata/ssrf.ts";
 import { runMetadataWorker } from "../src/metadata/worker.ts";
+import { createBlobStore } from "../src/store/blobs.ts";
 import { queueCollection } from "../src/store/metadata.ts";
 import { type ApiClient, createApiFixtureOn } from "./support/api-client.ts";
 import { createTestDatabase, stopTestServer, type TestDatabase } from "./support/database.ts";
@@ -31,7 +35,10 @@ let server: Server;
 let port: number;
 let api: ApiClient;
 let deployer: Address;
+const blobDir = mkdtempSync(join(tmpdir(), "mintlens-blobs-"));
 
+const SVG =
+  '<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script><rect width="9" height="9"/></svg>';
 const DOCS: Record<string, string> = {
   "/meta/1":
     '{"name":"Ape #1","description":"first","image":"ipfs://QmYHU3Yc5QLiNHCDGA9Wn5cEW6hiRb64JGLdvUis9xzbk5/1.png","attributes":[{"trait_type":"Fur","value":"Gold"}]}',
@@ -74,10 +81,13 @@ before(async () => {
   server = createServer((req, res) => {
     const doc = DOCS[req.url ?? ""];
     if (doc) return res.writeHead(200, { "content-type": "text/plain" }).end(doc);
+    if (req.url === "/img/2.svg")
+      return res.writeHead(200, { "content-type": "application/octet-stream" }).end(SVG);
     return res.writeHead(404).end();
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   port = (server.address() as AddressInfo).port;
+  DOCS["/meta/2"] = `{"name":"Ape #2","image_url":"http://127.0.0.1:${port}/img/2.svg"}`;
   anvil = await startAnvil({ chainId: CHAIN_ID });
   chain = connectDevChain(anvil.url);
   const [first] = await chain.walletClient.requestAddresses();
@@ -92,6 +102,7 @@ after(async () => {
   await stopTestServer();
   server.closeAllConnections();
   await new Promise((r) => server.close(r));
+  rmSync(blobDir, { recursive: true, force: true });
 });
 
 test("minted tokens get their documents through the worker, and the API shows them", async () => {
@@ -119,6 +130,7 @@ test("minted tokens get their documents through the worker, and the API shows th
   assert.equal(queued?.n, 6, "each minted token is queued by the batch that minted it");
 
   const client = createChainClient({ url: anvil.url });
+  const blobs = createBlobStore(blobDir);
   const stop = new AbortController();
   const outcomes: string[] = [];
   const worker = runMetadataWorker(
@@ -127,6 +139,7 @@ test("minted tokens get their documents through the worker, and the API shows th
       chainId: CHAIN_ID,
       client,
       fetcher: createFetcher({ allow: parseAllowList([`127.0.0.1:${port}`]), limits: { timeoutMs: 2_000 } }),
+      blobs,
       logger: silentLogger(),
       idleMs: 50,
       onToken: (token, status) => {
@@ -161,7 +174,22 @@ test("minted tokens get their documents through the worker, and the API shows th
     ["7", 7],
   ]);
 
-  api = await createApiFixtureOn(db.sql, CHAIN_ID);
+  api = await createApiFixtureOn(db.sql, CHAIN_ID, blobs);
+  // The image of #2, cached and served by the API itself, as an SVG that cannot run its script.
+  const second = (await api.get(`/foundational/v1beta2/nfts/${apes}/2/details`)).body as {
+    nft: { metadata: { image: { uri: string; uriOriginal: string; mimeType: string } } };
+  };
+  const image = second.nft.metadata.image;
+  assert.equal(image.uriOriginal, `http://127.0.0.1:${port}/img/2.svg`);
+  assert.equal(image.mimeType, "image/svg+xml");
+  assert.match(image.uri, /^http:\/\/127\.0\.0\.1:\d+\/images\/[0-9a-f]{64}$/);
+  const served = await api.raw(image.uri);
+  assert.equal(served.status, 200);
+  assert.equal(served.headers.get("content-type"), "image/svg+xml");
+  assert.match(served.headers.get("content-security-policy") ?? "", /sandbox/);
+  assert.match(served.headers.get("cache-control") ?? "", /immutable/);
+  assert.equal(await served.text(), SVG);
+  assert.equal((await api.raw(image.uri.replace(/[0-9a-f]{64}$/, "0".repeat(64)))).status, 404);
   const details = (await api.get(`/foundational/v1beta2/nfts/${apes}/1/details`)).body as {
     nft: { metadata: unknown };
   };

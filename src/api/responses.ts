@@ -170,7 +170,8 @@ function saleInit(sale: NftSale): MessageInitShape<typeof SaleSchema> {
   };
 }
 
-export function nftDetailsMessage(details: NftDetails): GetNftDetailsResponse {
+/** `imageBase` makes the cached image's path (`/images/<sha256>`) a URL of this service. */
+export function nftDetailsMessage(details: NftDetails, imageBase = ""): GetNftDetailsResponse {
   const type = NFT_TYPE_ORDER.find((t) => details.types.includes(t));
   const metadata = details.metadata;
   return create(GetNftDetailsResponseSchema, {
@@ -183,7 +184,7 @@ export function nftDetailsMessage(details: NftDetails): GetNftDetailsResponse {
         name: metadata.name,
         description: metadata.description,
         image: {
-          uri: metadata.imageUri,
+          uri: metadata.imageUri === "" ? "" : `${imageBase}${metadata.imageUri}`,
           uriOriginal: metadata.imageUriOriginal,
           mimeType: metadata.imageMimeType,
         },

@@ -9,6 +9,7 @@ import { join, relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import Fastify, { type FastifyInstance, type FastifyReply } from "fastify";
 import type { Logger } from "../core/logger.ts";
+import type { BlobStore } from "../store/blobs.ts";
 import {
   type ApiError,
   GrpcCode,
@@ -36,6 +37,8 @@ export interface RestServerOptions {
   accessLog: Logger;
   /** Whether the store answers: `/readyz` is 200 only when it resolves true. */
   ready: () => Promise<boolean>;
+  /** The cached images, served at `/images/<sha256>`; none when absent. */
+  blobs?: BlobStore | undefined;
 }
 
 const GRPC_CODE_NAME = Object.fromEntries(
@@ -159,6 +162,23 @@ export async function createRestServer(options: RestServerOptions): Promise<Fast
     const file = (request.params as { "*": string })["*"];
     if (!published.includes(file)) return sendError(reply, new NotFoundError("no such file"));
     return reply.type("text/plain; charset=utf-8").send(await readFile(join(PROTO_ROOT, file), "utf8"));
+  });
+
+  // Images are public, like the pages that show them: an <img> cannot send a key. A cached image
+  // never changes (its name is its hash), and an SVG is served so that it cannot run script.
+  app.get("/images/:sha256", async (request, reply) => {
+    const { sha256 } = request.params as { sha256: string };
+    const blob = /^[0-9a-f]{64}$/.test(sha256) ? await options.blobs?.get(sha256) : undefined;
+    if (blob === undefined) return sendError(reply, new NotFoundError("no such image"));
+    return reply
+      .headers({
+        "content-type": blob.mimeType,
+        "cache-control": "public, max-age=31536000, immutable",
+        etag: `"${sha256}"`,
+        "x-content-type-options": "nosniff",
+        "content-security-policy": "default-src 'none'; img-src data:; style-src 'unsafe-inline'; sandbox",
+      })
+      .send(blob.bytes);
   });
 
   for (const route of routes) {

@@ -6,6 +6,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { FastifyInstance } from "fastify";
 import type { Logger } from "../core/logger.ts";
+import type { BlobStore } from "../store/blobs.ts";
 import type { Queryable } from "../store/database.ts";
 import { createDataVersion, type DataVersion } from "./data-version.ts";
 import { bindGrpc, createGrpcServer, type GrpcServer } from "./grpc.ts";
@@ -38,6 +39,8 @@ export interface ApiOptions {
   versionPollMs?: number;
   /** Memory for cached answers per chain, in bytes; 0 turns the cache off (default 64 MiB). */
   responseCacheBytes?: number;
+  /** The image cache the metadata worker fills, served at `/images/<sha256>`. */
+  blobs?: BlobStore;
 }
 
 export interface ServedChain {
@@ -100,7 +103,16 @@ export async function startApi(options: ApiOptions): Promise<RunningApi> {
       });
       const rankings = createRankings({ sql, chainId: chain.chainId, version });
       const cache = createResponseCache(options.responseCacheBytes ?? DEFAULT_RESPONSE_CACHE_BYTES);
-      const operations = createApiService({ sql, chainId: chain.chainId, rankings, version, cache });
+      // Known once the listener is bound: image URLs are made of the address it listens on.
+      let imageBase = "";
+      const operations = createApiService({
+        sql,
+        chainId: chain.chainId,
+        rankings,
+        version,
+        cache,
+        imageBase: () => imageBase,
+      });
       const accessLog = options.accessLog ?? options.logger;
       const rest = await createRestServer({
         chain: chain.name,
@@ -110,12 +122,14 @@ export async function startApi(options: ApiOptions): Promise<RunningApi> {
         logger,
         accessLog,
         ready,
+        blobs: options.blobs,
       });
       const grpc = createGrpcServer({ chain: chain.name, operations, guard, metrics, logger, accessLog });
       started.push({ rest, grpc, rankings, version });
       await rest.listen({ host, port: chain.restPort });
       const restPort = (rest.server.address() as AddressInfo).port;
       const grpcPort = await bindGrpc(grpc.server, host, chain.grpcPort, options.tls);
+      imageBase = `http://${host.includes(":") ? `[${host}]` : host}:${restPort}`;
       const checkHealth = () => void ready().then(grpc.setServing, () => grpc.setServing(false));
       timers.push(setInterval(checkHealth, READY_CHECK_MS).unref());
       const shown = host.includes(":") ? `[${host}]` : host;

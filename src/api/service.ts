@@ -63,6 +63,8 @@ export interface ApiServiceOptions {
   /** The chain's data version, which answers are cached under. */
   version: DataVersion;
   cache: ResponseCache;
+  /** The base URL cached images are served under (this chain's REST listener, or its public URL). */
+  imageBase?: () => string;
   now?: () => number;
 }
 
@@ -162,7 +164,7 @@ export function createApiService(options: ApiServiceOptions): Map<string, Operat
         read: async () => {
           const details = await nftDetails(sql, chainId, contract, tokenId);
           if (details === undefined) throw notMinted();
-          return nftDetailsMessage(details);
+          return nftDetailsMessage(details, options.imageBase?.() ?? "");
         },
       };
     },

@@ -1,3 +1,4 @@
+import { join } from "node:path";
 import type { Command } from "commander";
 import { createGuard } from "../api/guard.ts";
 import { createKeyVerifier } from "../api/key-verifier.ts";
@@ -6,6 +7,7 @@ import { type RunningApi, startApi, startMetricsServer } from "../api/server.ts"
 import { loadTls } from "../api/tls.ts";
 import type { ApiConfig, ApiConfigInput } from "../config/api-config.ts";
 import { createAccessLogger, type Logger } from "../core/logger.ts";
+import { type BlobStore, createBlobStore } from "../store/blobs.ts";
 import type { Sql } from "../store/database.ts";
 import type { Lifecycle } from "./shutdown.ts";
 
@@ -35,7 +37,8 @@ export function addApiOptions(command: Command): Command {
       "--tls-cert <file>",
       "PEM certificate for gRPC (default: a self-signed one generated in the data directory)",
     )
-    .option("--tls-key <file>", "PEM private key of --tls-cert");
+    .option("--tls-key <file>", "PEM private key of --tls-cert")
+    .option("--blob-dir <dir>", "where token images are cached and served from (default <data-dir>/blobs)");
 }
 
 export type ApiFlags = ApiConfigInput;
@@ -49,6 +52,8 @@ export interface ServeOptions {
   lifecycle: Lifecycle;
   /** Shared with the indexers when they run in the same process. */
   metrics?: ApiMetrics;
+  /** The image cache; default `<dataDir>/blobs`. */
+  blobs?: BlobStore;
   /** Where the listening addresses are told; default stderr. */
   say?: (line: string) => void;
 }
@@ -76,6 +81,7 @@ export async function serveApi(options: ServeOptions): Promise<RunningApi & { ce
     metrics,
     logger,
     accessLog: createAccessLogger(logger.level),
+    blobs: options.blobs ?? createBlobStore(join(options.dataDir, "blobs")),
     responseCacheBytes: api.responseCacheMb * 1024 * 1024,
     chains: options.chains.map((chain) => {
       const listeners = byName.get(chain.name);

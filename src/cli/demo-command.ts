@@ -13,6 +13,7 @@ import { generateHistory, historyGenesisTimestamp, runLiveActivity } from "../de
 import { setBaseUri, startDemoMetadataServer } from "../demo/metadata-server.ts";
 import { startAnvil } from "../devchain/anvil.ts";
 import { insertApiKey } from "../store/api-keys.ts";
+import { createBlobStore } from "../store/blobs.ts";
 import { ensureChain } from "../store/chain-state.ts";
 import { collectionSummaries } from "../store/summary.ts";
 import { addApiOptions, serveApi } from "./api-runner.ts";
@@ -130,6 +131,7 @@ async function runDemo(flags: DemoFlags, lifecycle: Lifecycle, environment: Envi
     },
     {},
   );
+  const blobs = createBlobStore(join(dataDir, "blobs"));
   startMetadataWorkers({
     sql: database.sql,
     chains: config.chains,
@@ -137,6 +139,7 @@ async function runDemo(flags: DemoFlags, lifecycle: Lifecycle, environment: Envi
     metadata: parseMetadataConfig({ metadataAllow: [`127.0.0.1:${metadataServer.port}`] }, {}),
     logger,
     lifecycle,
+    blobs,
   });
   const display = createProgressDisplay(logger, process.stderr.isTTY === true, 5000);
   lifecycle.defer(() => display.stop());
@@ -182,6 +185,7 @@ async function runDemo(flags: DemoFlags, lifecycle: Lifecycle, environment: Envi
     logger,
     lifecycle,
     metrics,
+    blobs,
     say,
   });
   const key = generateKey();

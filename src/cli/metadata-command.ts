@@ -1,3 +1,4 @@
+import { join } from "node:path";
 import type { Command } from "commander";
 import { ConfigError, parseConfig, parseDatabaseConfig } from "../config/config.ts";
 import type { Environment } from "../config/environment.ts";
@@ -5,6 +6,7 @@ import { parseMetadataConfig } from "../config/metadata-config.ts";
 import { UserFacingError } from "../core/errors.ts";
 import type { Address } from "../core/hex.ts";
 import { createLogger } from "../core/logger.ts";
+import { createBlobStore } from "../store/blobs.ts";
 import { queueCollection, queueTokens } from "../store/metadata.ts";
 import { addCommonOptions } from "./index-command.ts";
 import { addMetadataOptions, startMetadataWorkers } from "./metadata-runner.ts";
@@ -30,6 +32,7 @@ export function registerMetadataCommand(
 ): void {
   const metadata = addMetadataOptions(addCommonOptions(program.command("metadata")))
     .description("fetch the metadata of every queued token of the configured chains, until stopped")
+    .option("--blob-dir <dir>", "where token images are cached (default <data-dir>/blobs)")
     .action(async (flags) => {
       const config = parseConfig(flags, environment.variables);
       const metadataConfig = parseMetadataConfig(flags, environment.variables);
@@ -49,6 +52,7 @@ export function registerMetadataCommand(
         metadata: metadataConfig,
         logger,
         lifecycle,
+        blobs: createBlobStore(flags.blobDir ?? join(config.dataDir, "blobs")),
       });
       await new Promise<void>((resolve) => {
         if (lifecycle.signal.aborted) resolve();

@@ -7,6 +7,7 @@ import type { Logger } from "../core/logger.ts";
 import { createFetcher } from "../metadata/fetch.ts";
 import { parseAllowList } from "../metadata/ssrf.ts";
 import { runMetadataWorker } from "../metadata/worker.ts";
+import type { BlobStore } from "../store/blobs.ts";
 import type { Sql } from "../store/database.ts";
 import type { Lifecycle } from "./shutdown.ts";
 
@@ -40,6 +41,8 @@ export function startMetadataWorkers(options: {
   metadata: MetadataConfig;
   logger: Logger;
   lifecycle: Lifecycle;
+  /** Where images are cached. */
+  blobs: BlobStore;
 }): void {
   const { metadata, logger, lifecycle } = options;
   let allow: ReturnType<typeof parseAllowList>;
@@ -71,6 +74,7 @@ export function startMetadataWorkers(options: {
           gateways: { ipfs: metadata.ipfsGateway, arweave: metadata.arweaveGateway },
           concurrency: metadata.concurrency,
           perHost: metadata.perHost,
+          blobs: options.blobs,
         },
         AbortSignal.any([lifecycle.signal, stop.signal]),
       );

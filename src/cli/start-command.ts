@@ -1,3 +1,4 @@
+import { join } from "node:path";
 import type { Command } from "commander";
 import { createApiMetrics } from "../api/metrics.ts";
 import { parseApiConfig } from "../config/api-config.ts";
@@ -5,6 +6,7 @@ import { parseConfig } from "../config/config.ts";
 import type { Environment } from "../config/environment.ts";
 import { parseMetadataConfig } from "../config/metadata-config.ts";
 import { createLogger } from "../core/logger.ts";
+import { createBlobStore } from "../store/blobs.ts";
 import { ensureChain } from "../store/chain-state.ts";
 import { addApiOptions, serveApi } from "./api-runner.ts";
 import { addCommonOptions } from "./index-command.ts";
@@ -51,6 +53,7 @@ export function registerStartCommand(program: Command, lifecycle: Lifecycle, env
         });
       }
       const metrics = createApiMetrics();
+      const blobs = createBlobStore(flags.blobDir ?? join(config.dataDir, "blobs"));
       await serveApi({
         sql: database.sql,
         chains: config.chains,
@@ -67,6 +70,7 @@ export function registerStartCommand(program: Command, lifecycle: Lifecycle, env
         metadata: metadataConfig,
         logger,
         lifecycle,
+        blobs,
       });
       const display = createProgressDisplay(logger, process.stderr.isTTY === true);
       lifecycle.defer(() => display.stop());

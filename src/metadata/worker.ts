@@ -14,6 +14,7 @@
 import type { ChainClient } from "../chain/rpc-types.ts";
 import { errorMessage } from "../core/errors.ts";
 import type { Logger } from "../core/logger.ts";
+import type { BlobStore } from "../store/blobs.ts";
 import type { Queryable } from "../store/database.ts";
 import {
   type MetadataOutcome,
@@ -39,6 +40,8 @@ export interface MetadataWorkerOptions {
   perHost?: number;
   /** How long to wait when the queue has nothing due, in ms. */
   idleMs?: number;
+  /** Where images are cached; without it images are not fetched. */
+  blobs?: BlobStore;
   /** Called after each token's outcome is stored. */
   onToken?: (token: QueuedToken, status: MetadataOutcome["status"] | "retry") => void;
 }
@@ -91,67 +94,100 @@ function keyedLimit(limit: number) {
   };
 }
 
+interface Finding {
+  client: Pick<ChainClient, "call">;
+  fetcher: Fetcher;
+  gateways: Gateways;
+  perHost: ReturnType<typeof keyedLimit>;
+  blobs?: BlobStore | undefined;
+}
+
+/** The bytes at a location (fetched safely, or decoded in place), with where they came from. */
+async function load(
+  location: string,
+  tokenId: bigint,
+  o: Finding,
+): Promise<{ body: Uint8Array; declared: string; from: string } | { none: string }> {
+  const resolved = resolveUri(location, tokenId, o.gateways);
+  if (resolved.kind === "none") return { none: resolved.reason };
+  if (resolved.kind === "inline")
+    return { body: resolved.body, declared: resolved.mediaType, from: location };
+  const fetched = await o.perHost(new URL(resolved.url).host, () => o.fetcher.fetch(resolved.url));
+  return { body: fetched.body, declared: fetched.declaredType, from: fetched.url };
+}
+
+const isMedia = (mimeType: string) =>
+  mimeType.startsWith("image/") ||
+  mimeType.startsWith("video/") ||
+  mimeType.startsWith("audio/") ||
+  mimeType.startsWith("model/");
+
+/**
+ * The image cached in the blob store: its path as the API serves it (`/images/<sha256>`) and its
+ * sniffed media type. An image that cannot be had leaves the document as it is: the image is
+ * tried again with the next refresh.
+ */
+async function cacheImage(
+  location: string,
+  tokenId: bigint,
+  o: Finding,
+): Promise<{ uri: string; mimeType: string } | undefined> {
+  if (o.blobs === undefined || location === "") return undefined;
+  try {
+    const loaded = await load(location, tokenId, o);
+    if ("none" in loaded) return undefined;
+    const mimeType = sniffMediaType(loaded.body, loaded.declared);
+    if (!isMedia(mimeType)) return undefined;
+    return { uri: `/images/${await o.blobs.put(loaded.body, mimeType)}`, mimeType };
+  } catch {
+    return undefined;
+  }
+}
+
 /** What one token's metadata is, found from the chain and the web. Throws FetchFailed (and chain errors) to retry. */
-export async function findMetadata(
-  token: QueuedToken,
-  o: {
-    client: Pick<ChainClient, "call">;
-    fetcher: Fetcher;
-    gateways: Gateways;
-    perHost: ReturnType<typeof keyedLimit>;
-  },
-): Promise<MetadataOutcome> {
+export async function findMetadata(token: QueuedToken, o: Finding): Promise<MetadataOutcome> {
   const found = await readTokenUri(o.client, token.contract, token.tokenId, token.types);
   if ("none" in found) return { ...EMPTY, status: "none", error: found.none };
-  const resolved = resolveUri(found.uri, token.tokenId, o.gateways);
-  if (resolved.kind === "none")
-    return { ...EMPTY, status: "none", error: resolved.reason, tokenUri: found.uri };
-  let body: Uint8Array;
-  let declared: string;
-  let location: string;
-  if (resolved.kind === "inline") {
-    body = resolved.body;
-    declared = resolved.mediaType;
-    location = found.uri;
-  } else {
-    const host = new URL(resolved.url).host;
-    try {
-      const fetched = await o.perHost(host, () => o.fetcher.fetch(resolved.url));
-      body = fetched.body;
-      declared = fetched.declaredType;
-      location = fetched.url;
-    } catch (error) {
-      if (error instanceof FetchRefused) {
-        return { ...EMPTY, status: "failed", error: error.message, tokenUri: found.uri, uri: resolved.url };
-      }
-      throw error;
-    }
+  let loaded: Awaited<ReturnType<typeof load>>;
+  try {
+    loaded = await load(found.uri, token.tokenId, o);
+  } catch (error) {
+    if (error instanceof FetchRefused)
+      return { ...EMPTY, status: "failed", error: error.message, tokenUri: found.uri };
+    throw error;
   }
-  const mimeType = sniffMediaType(body, declared);
+  if ("none" in loaded) return { ...EMPTY, status: "none", error: loaded.none, tokenUri: found.uri };
+  const mimeType = sniffMediaType(loaded.body, loaded.declared);
   // A token URI that is the image itself: no document, the URI is the image.
-  if (mimeType.startsWith("image/") || mimeType.startsWith("video/") || mimeType.startsWith("audio/")) {
+  if (isMedia(mimeType)) {
+    const image = await cacheImage(found.uri, token.tokenId, o);
     return {
       ...EMPTY,
       status: "ok",
       tokenUri: found.uri,
-      uri: location,
+      uri: loaded.from,
       mimeType,
       raw: "",
       imageUriOriginal: found.uri,
+      imageUri: image?.uri ?? "",
+      imageMimeType: image?.mimeType ?? "",
     };
   }
-  const raw = Buffer.from(body).toString("utf8");
+  const raw = Buffer.from(loaded.body).toString("utf8");
   const n = normaliseMetadata(raw);
+  const image = await cacheImage(n.image, token.tokenId, o);
   return {
     ...EMPTY,
     status: "ok",
     tokenUri: found.uri,
-    uri: location,
+    uri: loaded.from,
     mimeType,
     raw,
     name: n.name,
     description: n.description,
     imageUriOriginal: n.image,
+    imageUri: image?.uri ?? "",
+    imageMimeType: image?.mimeType ?? "",
     animationUrl: n.animationUrl,
     externalUrl: n.externalUrl,
     attributes: n.attributes,
@@ -178,6 +214,7 @@ export async function runMetadataWorker(options: MetadataWorkerOptions, signal: 
         fetcher: options.fetcher,
         gateways,
         perHost,
+        blobs: options.blobs,
       });
       await storeOutcome(
         sql,

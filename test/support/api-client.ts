@@ -10,14 +10,17 @@ import { startApi } from "../../src/api/server.ts";
 import { loadTls } from "../../src/api/tls.ts";
 import { silentLogger } from "../../src/core/logger.ts";
 import { insertApiKey } from "../../src/store/api-keys.ts";
+import type { BlobStore } from "../../src/store/blobs.ts";
 import type { Sql } from "../../src/store/database.ts";
 
 export interface ApiClient {
   get(path: string): Promise<{ status: number; body: unknown }>;
+  /** A URL of the API, fetched without a key. */
+  raw(url: string): Promise<Response>;
   close(): Promise<void>;
 }
 
-export async function createApiFixtureOn(sql: Sql, chainId: number): Promise<ApiClient> {
+export async function createApiFixtureOn(sql: Sql, chainId: number, blobs?: BlobStore): Promise<ApiClient> {
   const dir = mkdtempSync(join(tmpdir(), "mintlens-api-client-"));
   const key = generateKey();
   await insertApiKey(sql, { userName: `client-${key.keyId}`, keyId: key.keyId, keyHash: key.hash });
@@ -30,6 +33,7 @@ export async function createApiFixtureOn(sql: Sql, chainId: number): Promise<Api
     metrics: createApiMetrics(),
     logger: silentLogger(),
     versionPollMs: 100,
+    ...(blobs ? { blobs } : {}),
   });
   const url = api.chains[0]?.restUrl;
   return {
@@ -37,6 +41,7 @@ export async function createApiFixtureOn(sql: Sql, chainId: number): Promise<Api
       const response = await fetch(`${url}${path}`, { headers: { "x-api-key": key.key } });
       return { status: response.status, body: await response.json() };
     },
+    raw: (target) => fetch(target),
     async close() {
       await api.close();
       rmSync(dir, { recursive: true, force: true });
