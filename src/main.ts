@@ -22,7 +22,9 @@ const program = new Command()
   .description(
     "Self-hosted NFT analytics: indexes EVM chains into PostgreSQL and serves the NFT analytics API",
   )
-  .showHelpAfterError();
+  .showHelpAfterError()
+  // Options after a subcommand are that subcommand's: `metadata refresh --chain` is refresh's.
+  .enablePositionalOptions();
 registerStartCommand(program, lifecycle, environment);
 registerIndexCommand(program, lifecycle, environment);
 registerServeCommand(program, lifecycle, environment);

@@ -203,7 +203,7 @@ describe("mintlens start and serve", () => {
     assert.equal(await start.exited, 0, start.stderr().slice(-2000));
   });
 
-  test("serve: the same store's chains, with no chain named, and refuses a chain it does not hold", async () => {
+  test("serve: the same store's chains, with no chain named, and refuses a chain it does not hold; metadata refresh", async () => {
     const serve = run([
       "serve",
       "--database-url",
@@ -240,5 +240,33 @@ describe("mintlens start and serve", () => {
     ]);
     assert.equal(refused.code, 1);
     assert.match(refused.stderr, /chain: base is not in the store/);
+
+    // An operator's refresh queues a collection's tokens again.
+    const [collection] = await db.sql<{ a: string; n: number }[]>`
+      SELECT '0x' || encode(contract, 'hex') AS a, count(*)::int AS n FROM tokens WHERE chain_id = 1
+      GROUP BY contract ORDER BY 2 DESC LIMIT 1`;
+    assert.ok(collection);
+    const refresh = await mintlens([
+      "metadata",
+      "refresh",
+      collection.a,
+      "--chain",
+      "ethereum",
+      "--database-url",
+      db.url,
+    ]);
+    assert.equal(refresh.code, 0, refresh.stderr);
+    assert.equal(refresh.stdout, `queued ${collection.n} tokens\n`);
+    const badRefresh = await mintlens([
+      "metadata",
+      "refresh",
+      "0x12",
+      "--chain",
+      "ethereum",
+      "--database-url",
+      db.url,
+    ]);
+    assert.equal(badRefresh.code, 1);
+    assert.match(badRefresh.stderr, /contract: 0x12 is not an address/);
   });
 });

@@ -11,7 +11,7 @@ import { queueCollection, queueTokens } from "../store/metadata.ts";
 import { addCommonOptions } from "./index-command.ts";
 import { addMetadataOptions, startMetadataWorkers } from "./metadata-runner.ts";
 import { openDatabase } from "./open-database.ts";
-import type { Lifecycle } from "./shutdown.ts";
+import { type Lifecycle, untilStopped } from "./shutdown.ts";
 
 interface RefreshFlags {
   chain: string;
@@ -30,7 +30,7 @@ export function registerMetadataCommand(
   lifecycle: Lifecycle,
   environment: Environment,
 ): void {
-  const metadata = addMetadataOptions(addCommonOptions(program.command("metadata")))
+  const metadata = addMetadataOptions(addCommonOptions(program.command("metadata").enablePositionalOptions()))
     .description("fetch the metadata of every queued token of the configured chains, until stopped")
     .option("--blob-dir <dir>", "where token images are cached (default <data-dir>/blobs)")
     .action(async (flags) => {
@@ -54,10 +54,7 @@ export function registerMetadataCommand(
         lifecycle,
         blobs: createBlobStore(flags.blobDir ?? join(config.dataDir, "blobs")),
       });
-      await new Promise<void>((resolve) => {
-        if (lifecycle.signal.aborted) resolve();
-        lifecycle.signal.addEventListener("abort", () => resolve(), { once: true });
-      });
+      await untilStopped(lifecycle);
     });
 
   metadata
@@ -84,16 +81,17 @@ export function registerMetadataCommand(
       >`SELECT chain_id::text FROM chains WHERE name = ${flags.chain}`;
       if (chain === undefined) throw new UserFacingError(`chain ${flags.chain} is not in the store`);
       const address = contract.toLowerCase() as Address;
-      const queued =
-        flags.token === undefined
-          ? await queueCollection(sql, Number(chain.chain_id), address, "refresh")
-          : (await queueTokens(
-              sql,
-              Number(chain.chain_id),
-              [{ contract: address, tokenId: BigInt(flags.token) }],
-              "refresh",
-            ),
-            1);
+      let queued = 1;
+      if (flags.token === undefined) {
+        queued = await queueCollection(sql, Number(chain.chain_id), address, "refresh");
+      } else {
+        await queueTokens(
+          sql,
+          Number(chain.chain_id),
+          [{ contract: address, tokenId: BigInt(flags.token) }],
+          "refresh",
+        );
+      }
       process.stdout.write(`queued ${queued} token${queued === 1 ? "" : "s"}\n`);
     });
 }

@@ -7,7 +7,7 @@ import { createLogger } from "../core/logger.ts";
 import type { Sql } from "../store/database.ts";
 import { addApiOptions, serveApi } from "./api-runner.ts";
 import { openDatabase } from "./open-database.ts";
-import type { Lifecycle } from "./shutdown.ts";
+import { type Lifecycle, untilStopped } from "./shutdown.ts";
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
@@ -52,10 +52,7 @@ export function registerServeCommand(program: Command, lifecycle: Lifecycle, env
         chains.map((c) => c.name),
       );
       await serveApi({ sql: opened.sql, chains, api, dataDir: database.dataDir, logger, lifecycle });
-      await new Promise<void>((resolve) => {
-        if (lifecycle.signal.aborted) resolve();
-        lifecycle.signal.addEventListener("abort", () => resolve(), { once: true });
-      });
+      await untilStopped(lifecycle);
     });
 }
 

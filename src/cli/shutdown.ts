@@ -76,3 +76,11 @@ async function settle(release: () => unknown): Promise<unknown[]> {
     return [error];
   }
 }
+
+/** Resolves when a signal asks the command to stop: what a command that only serves waits on. */
+export function untilStopped(lifecycle: Lifecycle): Promise<void> {
+  return new Promise((resolve) => {
+    if (lifecycle.signal.aborted) resolve();
+    lifecycle.signal.addEventListener("abort", () => resolve(), { once: true });
+  });
+}

@@ -204,7 +204,14 @@ export async function runMetadataWorker(options: MetadataWorkerOptions, signal: 
   const sleep = (ms: number) =>
     new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, ms);
-      signal.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
+      signal.addEventListener(
+        "abort",
+        () => {
+          clearTimeout(timer);
+          resolve();
+        },
+        { once: true },
+      );
     });
 
   const work = async (token: QueuedToken) => {
