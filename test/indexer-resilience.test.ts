@@ -3,9 +3,11 @@ import { spawn } from "node:child_process";
 import { after, before, describe, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
+import type { Address } from "../src/core/hex.ts";
 import { generateHistory, historyGenesisTimestamp } from "../src/demo/activity.ts";
 import { type Anvil, startAnvil } from "../src/devchain/anvil.ts";
-import { connectDatabase } from "../src/store/database.ts";
+import { connectDatabase, toHex } from "../src/store/database.ts";
+import { type MetadataOutcome, storeOutcome } from "../src/store/metadata.ts";
 import { createTestDatabase, stopTestServer, type TestDatabase } from "./support/database.ts";
 import { startFaultProxy } from "./support/fault-proxy.ts";
 import { indexUntil } from "./support/indexing.ts";
@@ -29,6 +31,23 @@ async function rpc<T>(url: string, method: string, params: unknown[] = []): Prom
   const body = (await response.json()) as { result: T };
   return body.result;
 }
+
+const emptyOutcome: MetadataOutcome = {
+  status: "none",
+  error: "",
+  tokenUri: "",
+  uri: "",
+  mimeType: "",
+  raw: null,
+  name: "",
+  description: "",
+  imageUriOriginal: "",
+  imageUri: "",
+  imageMimeType: "",
+  animationUrl: "",
+  externalUrl: "",
+  attributes: [],
+};
 
 async function freshDatabase(): Promise<TestDatabase> {
   const db = await createTestDatabase();
@@ -306,6 +325,16 @@ describe("indexer resilience", () => {
       const db = await freshDatabase();
       await indexUntil({ sql: db.sql, rpcUrl: fork.url, chainId: CHAIN_ID, untilBlock: oldHead });
       const orphaned = await snapshotStore(db.sql);
+      // As if the metadata worker had fetched every token so far (their queue rows stay, as the
+      // fresh index has them too).
+      await db.sql`
+        INSERT INTO token_metadata (chain_id, contract, token_id, status, raw, fetched_at)
+        SELECT chain_id, contract, token_id, 'ok', '{"name":"before"}', now() FROM tokens`;
+      const stillMinted = await db.sql<{ contract: Uint8Array; token_id: string }[]>`
+        SELECT contract, token_id::text FROM tokens WHERE block_number <= ${forkPoint} ORDER BY contract, token_id`;
+      const orphanedMint = await db.sql<{ contract: Uint8Array; token_id: string }[]>`
+        SELECT contract, token_id::text FROM tokens WHERE block_number > ${forkPoint}`;
+      assert.ok(orphanedMint.length > 0, "the orphaned branch minted tokens");
 
       assert.equal(await rpc<boolean>(fork.url, "evm_revert", [snapshot]), true);
       await generateHistory({ rpcUrl: fork.url, seed: "canonical", days: 8 });
@@ -327,6 +356,31 @@ describe("indexer resilience", () => {
       assert.ok(after(expected.sales) > 0, "the new branch has sales of its own");
       assert.ok(forkPoint < oldHead);
       assert.deepEqual(await snapshotStore(db.sql), expected);
+      assert.ok((expected.metadata_queue?.length ?? 0) > 0, "minted tokens are queued for their metadata");
+
+      // Metadata of tokens minted before the fork is kept; of those minted on the orphaned branch, forgotten.
+      const kept = await db.sql<{ contract: Uint8Array; token_id: string }[]>`
+        SELECT contract, token_id::text FROM token_metadata ORDER BY contract, token_id`;
+      assert.ok(stillMinted.length > 0);
+      assert.deepEqual(kept, stillMinted);
+      // A worker that fetched an orphaned token while the reorganisation took it stores nothing.
+      const minted = new Set(
+        (
+          await db.sql<
+            { key: string }[]
+          >`SELECT encode(contract, 'hex') || ':' || token_id AS key FROM tokens`
+        ).map((r) => r.key),
+      );
+      const gone = orphanedMint.find((t) => !minted.has(`${toHex(t.contract).slice(2)}:${t.token_id}`));
+      assert.ok(gone, "a token of the orphaned branch is not minted on the new one");
+      await storeOutcome(db.sql, CHAIN_ID, toHex(gone.contract) as Address, BigInt(gone.token_id), {
+        ...emptyOutcome,
+        status: "ok",
+        raw: "{}",
+      });
+      const stored = await db.sql`
+        SELECT 1 FROM token_metadata WHERE contract = ${gone.contract} AND token_id = ${gone.token_id}::numeric`;
+      assert.equal(stored.length, 0, "an outcome for a token no longer queued is not stored");
     } finally {
       await fork.stop();
     }

@@ -75,14 +75,23 @@ export async function storeOutcome(
 ): Promise<void> {
   const address = Buffer.from(bare(contract), "hex");
   const id = tokenId.toString();
+  // Stored only while the token is still queued, its row locked: a reorg that forgot the token took
+  // it off the queue, and waits here for an outcome being stored to commit before forgetting that too.
+  // The queue's own change names `queued` so the lock is taken before that change (a CTE runs when
+  // first read; unread, it would run after the row it locks was already gone).
   await sql`
-    WITH stored AS (
+    WITH queued AS (
+      SELECT 1 FROM metadata_queue
+      WHERE chain_id = ${chainId} AND contract = ${address} AND token_id = ${id}::numeric
+      FOR UPDATE),
+    stored AS (
       INSERT INTO token_metadata (chain_id, contract, token_id, status, error, token_uri, uri, mime_type, raw, fetched_at,
                                   name, description, image_uri_original, image_uri, image_mime_type, animation_url,
                                   external_url, attributes)
-      VALUES (${chainId}, ${address}, ${id}::numeric, ${o.status}, ${o.error}, ${o.tokenUri}, ${o.uri}, ${o.mimeType},
-              ${o.raw}, clock_timestamp(), ${o.name}, ${o.description}, ${o.imageUriOriginal}, ${o.imageUri},
-              ${o.imageMimeType}, ${o.animationUrl}, ${o.externalUrl}, ${JSON.stringify(o.attributes)}::jsonb)
+      SELECT ${chainId}, ${address}, ${id}::numeric, ${o.status}, ${o.error}, ${o.tokenUri}, ${o.uri}, ${o.mimeType},
+             ${o.raw}, clock_timestamp(), ${o.name}, ${o.description}, ${o.imageUriOriginal}, ${o.imageUri},
+             ${o.imageMimeType}, ${o.animationUrl}, ${o.externalUrl}, ${JSON.stringify(o.attributes)}::jsonb
+      FROM queued
       ON CONFLICT (chain_id, contract, token_id) DO UPDATE SET
         status = excluded.status, error = excluded.error, token_uri = excluded.token_uri, uri = excluded.uri,
         mime_type = excluded.mime_type, raw = excluded.raw, fetched_at = excluded.fetched_at, name = excluded.name,
@@ -93,10 +102,12 @@ export async function storeOutcome(
       RETURNING 1)
     ${
       retryAfterSeconds === undefined
-        ? sql`DELETE FROM metadata_queue WHERE chain_id = ${chainId} AND contract = ${address} AND token_id = ${id}::numeric`
+        ? sql`DELETE FROM metadata_queue WHERE chain_id = ${chainId} AND contract = ${address} AND token_id = ${id}::numeric
+              AND EXISTS (SELECT 1 FROM queued)`
         : sql`UPDATE metadata_queue SET attempts = attempts + 1, last_error = ${o.error},
                 due_at = now() + make_interval(secs => ${retryAfterSeconds})
-              WHERE chain_id = ${chainId} AND contract = ${address} AND token_id = ${id}::numeric`
+              WHERE chain_id = ${chainId} AND contract = ${address} AND token_id = ${id}::numeric
+                AND EXISTS (SELECT 1 FROM queued)`
     }`;
 }
 

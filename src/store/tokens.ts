@@ -1,5 +1,5 @@
 import { isBurnAddress } from "../core/burn.ts";
-import type { NftTransfer } from "../core/types.ts";
+import type { MetadataUpdate, NftTransfer } from "../core/types.ts";
 import { bare, column, type Queryable } from "./database.ts";
 import type { Statement } from "./session.ts";
 
@@ -63,6 +63,45 @@ export function mintStatements(sql: Queryable, chainId: number, e: EncodedMints)
   ];
 }
 
+/**
+ * Queues again the known tokens in EIP-4906 update ranges. Only tokens the store knows are queued,
+ * so a range of "every token" costs what the collection holds, not 2^256; one already due keeps
+ * its place and is not written again, which keeps a contract that announces updates in every
+ * block cheap while the worker is behind.
+ */
+export function metadataUpdateStatements(
+  sql: Queryable,
+  chainId: number,
+  updates: readonly MetadataUpdate[],
+): Statement[] {
+  if (updates.length === 0) return [];
+  return [
+    sql`
+    INSERT INTO metadata_queue (chain_id, contract, token_id, reason)
+    SELECT DISTINCT ${chainId}::bigint, t.contract, t.token_id, 'update'
+    FROM ROWS FROM (string_to_table(${column(updates.map((u) => bare(u.contract)))}, ','),
+                    string_to_table(${column(updates.map((u) => u.fromTokenId))}, ','),
+                    string_to_table(${column(updates.map((u) => u.toTokenId))}, ',')) AS u(c, lo, hi)
+    JOIN tokens t ON t.chain_id = ${chainId} AND t.contract = decode(u.c, 'hex')
+                 AND t.token_id BETWEEN u.lo::numeric AND u.hi::numeric
+    ON CONFLICT (chain_id, contract, token_id) DO UPDATE SET due_at = now(), attempts = 0, reason = excluded.reason
+    WHERE metadata_queue.due_at > now()`,
+  ];
+}
+
+/**
+ * Forgets tokens first minted after `block`, with their queued metadata work and what was fetched
+ * for them: a token minted again on the new branch is queued again by its mint, and its URI there
+ * may differ. Tokens minted earlier keep their metadata. Three statements, in this order, so a
+ * worker storing an outcome meanwhile either committed before the last one looks (and is
+ * forgotten with the rest) or finds its token no longer queued (and stores nothing).
+ */
 export async function deleteTokensMintedAfter(sql: Queryable, chainId: number, block: number): Promise<void> {
+  const minted = sql`
+    SELECT contract, token_id FROM tokens WHERE chain_id = ${chainId} AND block_number > ${block}`;
+  await sql`
+    DELETE FROM metadata_queue WHERE chain_id = ${chainId} AND (contract, token_id) IN (${minted})`;
+  await sql`
+    DELETE FROM token_metadata WHERE chain_id = ${chainId} AND (contract, token_id) IN (${minted})`;
   await sql`DELETE FROM tokens WHERE chain_id = ${chainId} AND block_number > ${block}`;
 }

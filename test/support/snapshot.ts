@@ -21,6 +21,11 @@ const TABLES: Record<string, string> = {
   pool_states: "chain_id, pool, block_number, log_index",
 };
 
+/** Tables of which only some columns are the indexer's to keep exact (the rest are the metadata worker's). */
+const COLUMNS: Record<string, string> = {
+  metadata_queue: "chain_id, contract, token_id",
+};
+
 function normalise(value: unknown): unknown {
   if (value instanceof Uint8Array) return `0x${Buffer.from(value).toString("hex")}`;
   if (value instanceof Date) return value.toISOString();
@@ -31,8 +36,9 @@ function normalise(value: unknown): unknown {
 /** Every stored row of every table, canonically ordered: two stores are equal iff their snapshots are. */
 export async function snapshotStore(sql: Sql): Promise<Record<string, unknown[]>> {
   const snapshot: Record<string, unknown[]> = {};
-  for (const [table, order] of Object.entries(TABLES)) {
-    const rows = await sql.unsafe(`SELECT * FROM ${table} ORDER BY ${order}`);
+  const tables = { ...TABLES, metadata_queue: "chain_id, contract, token_id" };
+  for (const [table, order] of Object.entries(tables)) {
+    const rows = await sql.unsafe(`SELECT ${COLUMNS[table] ?? "*"} FROM ${table} ORDER BY ${order}`);
     snapshot[table] = rows.map((row) => {
       const out: Record<string, unknown> = {};
       for (const [key, value] of Object.entries(row)) if (key !== "updated_at") out[key] = normalise(value);
