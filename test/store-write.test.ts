@@ -71,6 +71,7 @@ function batchOf(from: number, to: number, nft: NftTransfer[]): FetchedBatch {
     markets: [],
     punkBids: [],
     poolStates: [],
+    metadataUpdates: [],
   };
 }
 

@@ -510,5 +510,6 @@ function emptyBatch(): Omit<FetchedBatch, "from" | "to" | "requestedTo" | "heade
     markets: [],
     punkBids: [],
     poolStates: [],
+    metadataUpdates: [],
   };
 }

@@ -131,3 +131,10 @@ export interface PriceContext {
   /** USD per wei at that block; undefined when the chain has no USD rate yet. */
   usdPerWei: Rate | undefined;
 }
+
+/** Tokens `fromTokenId`..`toTokenId` (inclusive) of `contract` whose metadata is to be fetched again (EIP-4906). */
+export interface MetadataUpdate {
+  contract: Address;
+  fromTokenId: bigint;
+  toTokenId: bigint;
+}

@@ -3,6 +3,7 @@ import type {
   BlockHeader,
   ContractCreation,
   FungibleTransfer,
+  MetadataUpdate,
   NativeTransfer,
   NftTransfer,
   TransactionCall,
@@ -49,6 +50,8 @@ export interface FetchedBatch {
   punkBids: PunkBidEvent[];
   /** Every change of the followed liquidity pools, in chain order. */
   poolStates: PoolState[];
+  /** Tokens whose metadata an EIP-4906 event said changed. */
+  metadataUpdates: MetadataUpdate[];
 }
 
 export function timeOfBatch(batch: Pick<FetchedBatch, "from" | "headers">): (blockNumber: number) => number {

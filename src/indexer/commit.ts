@@ -27,7 +27,7 @@ import {
 } from "../store/sales.ts";
 import type { WriteSession } from "../store/session.ts";
 import { insertSkippedLogsStatements } from "../store/skipped-logs.ts";
-import { type EncodedMints, encodeMints, mintStatements } from "../store/tokens.ts";
+import { type EncodedMints, encodeMints, metadataUpdateStatements, mintStatements } from "../store/tokens.ts";
 import {
   type EncodedNftTransfers,
   type EncodedTransfers,
@@ -37,6 +37,7 @@ import {
   nftTransferStatements,
 } from "../store/transfers.ts";
 import { type FetchedBatch, timeOfBatch } from "./batch.ts";
+import { mergeMetadataUpdates } from "./decode/metadata-updates.ts";
 import { computeEffects, touchedHolders } from "./effects.ts";
 import type { ContractRegistry } from "./registry.ts";
 import type { SaleMemory } from "./sale-memory.ts";
@@ -162,6 +163,8 @@ export async function writeBatch(
     tx`SET LOCAL synchronous_commit = off`,
     ...nftTransferStatements(tx, chainId, prepared.nft),
     ...mintStatements(tx, chainId, prepared.mints),
+    // After the mints: an update may name a token minted in the same batch.
+    ...metadataUpdateStatements(tx, chainId, mergeMetadataUpdates(batch.metadataUpdates)),
     ...fungibleTransferStatements(tx, chainId, prepared.fungible),
     // Creations first: the contracts written next take their mint event from them.
     ...insertCreationsStatements(tx, chainId, batch.creations, batch.creationSource, timeOf),

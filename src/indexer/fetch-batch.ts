@@ -17,6 +17,7 @@ import { decodeMarketEvent, decodePunkBid, MARKET_TOPICS, PUNK_BID_TOPICS } from
 import type { SkippedLog } from "../store/skipped-logs.ts";
 import type { FetchedBatch, FirstSeen } from "./batch.ts";
 import { type DecodedLogs, decodeLogs } from "./decode/decode-logs.ts";
+import { decodeMetadataUpdate, METADATA_UPDATE_TOPICS } from "./decode/metadata-updates.ts";
 import { emittedShapes } from "./decode/shapes.ts";
 import { TRANSFER_TOPICS } from "./decode/topics.ts";
 import type { ContractRegistry } from "./registry.ts";
@@ -83,6 +84,7 @@ export async function fetchBatch(
   // Transfers and the events that say who traded what at which price come in one answer.
   let logs = read.logs.filter((log) => TRANSFER_TOPIC_SET.has(log.topics[0] as Hex));
   let tradeLogs = read.logs.filter((log) => TRADE_TOPIC_SET.has(log.topics[0] as Hex));
+  let updateLogs = read.logs.filter((log) => UPDATE_TOPIC_SET.has(log.topics[0] as Hex));
 
   const classified = await registry.ensure(
     emittedShapes(logs),
@@ -95,6 +97,7 @@ export async function fetchBatch(
     end = Math.max(from, crossing - 1);
     logs = logs.filter((log) => log.blockNumber <= end);
     tradeLogs = tradeLogs.filter((log) => log.blockNumber <= end);
+    updateLogs = updateLogs.filter((log) => log.blockNumber <= end);
     headers = headers.slice(0, end - from + 1);
     creations = creations.filter((c) => c.blockNumber <= end);
     decoded = decodeLogs(logs, classified.typesOf);
@@ -128,6 +131,7 @@ export async function fetchBatch(
     calls,
     ...(read.native ? { native: read.native.filter((n) => nftTransactions.has(n.txHash)) } : {}),
     ...tradeEvents(tradeLogs, nftTransactions),
+    metadataUpdates: updateLogs.map(decodeMetadataUpdate).filter((u) => u !== undefined),
     poolStates: decodePoolLogs(
       poolLogs.filter((log) => log.blockNumber <= end),
       ctx.pools,
@@ -135,12 +139,13 @@ export async function fetchBatch(
   };
 }
 
-/** The topics asked of eth_getLogs: transfers, marketplace events and CryptoPunks bids. */
+/** The topics asked of eth_getLogs: transfers, marketplace events, CryptoPunks bids and metadata updates. */
 export const LOG_TOPICS: readonly Hex[] = [
-  ...new Set([...TRANSFER_TOPICS, ...MARKET_TOPICS, ...PUNK_BID_TOPICS]),
+  ...new Set([...TRANSFER_TOPICS, ...MARKET_TOPICS, ...PUNK_BID_TOPICS, ...METADATA_UPDATE_TOPICS]),
 ];
 const TRANSFER_TOPIC_SET = new Set<Hex>(TRANSFER_TOPICS);
 const TRADE_TOPIC_SET = new Set<Hex>([...MARKET_TOPICS, ...PUNK_BID_TOPICS]);
+const UPDATE_TOPIC_SET = new Set<Hex>(METADATA_UPDATE_TOPICS);
 
 /** Marketplace events of the transactions that moved NFTs, and every CryptoPunks bid event. */
 function tradeEvents(
