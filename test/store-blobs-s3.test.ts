@@ -15,6 +15,8 @@ import { pino } from "pino";
 import type { Guard } from "../src/api/guard.ts";
 import { createApiMetrics } from "../src/api/metrics.ts";
 import { createRestServer } from "../src/api/rest.ts";
+import { openBlobStore } from "../src/cli/open-blob-store.ts";
+import { parseBlobStoreConfig } from "../src/config/blob-store-config.ts";
 import { TransientError, UserFacingError } from "../src/core/errors.ts";
 import { silentLogger } from "../src/core/logger.ts";
 import type { BlobStore } from "../src/store/blobs.ts";
@@ -182,6 +184,57 @@ describe("S3 blob store", () => {
       assert.match(error.message, /reading an image failed: HTTP 503 SlowDown/);
       return true;
     });
+  });
+});
+
+describe("opening the configured store", () => {
+  const lifecycle = () => {
+    const releases: (() => unknown)[] = [];
+    return {
+      signal: new AbortController().signal,
+      defer: (release: () => unknown) => releases.push(release),
+      release: async () => {
+        for (const release of releases.reverse()) await release();
+      },
+    };
+  };
+
+  test("an s3:// URL with an endpoint opens the bucket, with the credentials of the environment", async () => {
+    const config = parseBlobStoreConfig(
+      { blobStore: `s3://${s3.bucket}/opened?endpoint=${s3.endpoint}` },
+      { AWS_ACCESS_KEY_ID: "S3RVER", AWS_SECRET_ACCESS_KEY: "S3RVER" },
+      "/unused",
+    );
+    const life = lifecycle();
+    try {
+      const store = await openBlobStore(config, silentLogger(), life);
+      const sha = await store.put(PNG, "image/png");
+      assert.ok(s3.written.includes(`opened/${sha.slice(0, 2)}/${sha}`));
+      assert.equal((await store.get(sha))?.mimeType, "image/png");
+    } finally {
+      await life.release();
+    }
+  });
+
+  test("a bucket that refuses stops the command at start, naming the option", async () => {
+    const config = parseBlobStoreConfig(
+      { blobStore: `s3://${s3.bucket}?endpoint=${s3.endpoint}` },
+      { AWS_ACCESS_KEY_ID: "WRONG", AWS_SECRET_ACCESS_KEY: "WRONG" },
+      "/unused",
+    );
+    const life = lifecycle();
+    try {
+      await assert.rejects(openBlobStore(config, silentLogger(), life), (error: Error) => {
+        assert.ok(error instanceof UserFacingError);
+        assert.match(
+          error.message,
+          /^--blob-store: image store s3:\/\/images: opening the bucket refused: access denied/,
+        );
+        return true;
+      });
+    } finally {
+      await life.release();
+    }
   });
 });
 
