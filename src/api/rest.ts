@@ -165,7 +165,9 @@ export async function createRestServer(options: RestServerOptions): Promise<Fast
   });
 
   // Images are public, like the pages that show them: an <img> cannot send a key. A cached image
-  // never changes (its name is its hash), and an SVG is served so that it cannot run script.
+  // never changes (its name is its hash), and an SVG is served so that it cannot run script. A
+  // store that fails throws, and the error handler answers 503 (unreachable) or 500 (refused):
+  // a 404 would tell a client, and any cache in between, that the image is gone.
   app.get("/images/:sha256", async (request, reply) => {
     const { sha256 } = request.params as { sha256: string };
     const blob = /^[0-9a-f]{64}$/.test(sha256) ? await options.blobs?.get(sha256) : undefined;

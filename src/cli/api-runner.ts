@@ -1,4 +1,3 @@
-import { join } from "node:path";
 import type { Command } from "commander";
 import { createGuard } from "../api/guard.ts";
 import { createKeyVerifier } from "../api/key-verifier.ts";
@@ -6,16 +5,18 @@ import { type ApiMetrics, createApiMetrics } from "../api/metrics.ts";
 import { type RunningApi, startApi, startMetricsServer } from "../api/server.ts";
 import { loadTls } from "../api/tls.ts";
 import type { ApiConfig, ApiConfigInput } from "../config/api-config.ts";
+import type { BlobStoreConfigInput } from "../config/blob-store-config.ts";
 import { createAccessLogger, type Logger } from "../core/logger.ts";
-import { type BlobStore, createBlobStore } from "../store/blobs.ts";
+import type { BlobStore } from "../store/blobs.ts";
 import type { Sql } from "../store/database.ts";
+import { addBlobStoreOptions } from "./open-blob-store.ts";
 import type { Lifecycle } from "./shutdown.ts";
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
-/** The flags of every command that serves the API. */
-export function addApiOptions(command: Command): Command {
-  return command
+/** The flags of every command that serves the API; `blobDefault` tells where images go without --blob-store. */
+export function addApiOptions(command: Command, blobDefault?: string): Command {
+  const withApi = command
     .option("--host <address>", "address the API listens on (env MINTLENS_HOST, default 127.0.0.1)")
     .option(
       "--rest-port <[chain=]port>",
@@ -37,11 +38,11 @@ export function addApiOptions(command: Command): Command {
       "--tls-cert <file>",
       "PEM certificate for gRPC (default: a self-signed one generated in the data directory)",
     )
-    .option("--tls-key <file>", "PEM private key of --tls-cert")
-    .option("--blob-dir <dir>", "where token images are cached and served from (default <data-dir>/blobs)");
+    .option("--tls-key <file>", "PEM private key of --tls-cert");
+  return addBlobStoreOptions(withApi, blobDefault);
 }
 
-export type ApiFlags = ApiConfigInput;
+export type ApiFlags = ApiConfigInput & BlobStoreConfigInput;
 
 export interface ServeOptions {
   sql: Sql;
@@ -52,8 +53,8 @@ export interface ServeOptions {
   lifecycle: Lifecycle;
   /** Shared with the indexers when they run in the same process. */
   metrics?: ApiMetrics;
-  /** The image cache; default `<dataDir>/blobs`. */
-  blobs?: BlobStore;
+  /** The image cache, served at `/images/<sha256>`: the one the metadata worker fills. */
+  blobs: BlobStore;
   /** Where the listening addresses are told; default stderr. */
   say?: (line: string) => void;
 }
@@ -81,7 +82,7 @@ export async function serveApi(options: ServeOptions): Promise<RunningApi & { ce
     metrics,
     logger,
     accessLog: createAccessLogger(logger.level),
-    blobs: options.blobs ?? createBlobStore(join(options.dataDir, "blobs")),
+    blobs: options.blobs,
     responseCacheBytes: api.responseCacheMb * 1024 * 1024,
     chains: options.chains.map((chain) => {
       const listeners = byName.get(chain.name);

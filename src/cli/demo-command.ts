@@ -5,6 +5,7 @@ import { formatUnits } from "viem";
 import { generateKey } from "../api/keys.ts";
 import { createApiMetrics } from "../api/metrics.ts";
 import { type ApiConfigInput, parseApiConfig } from "../config/api-config.ts";
+import { type BlobStoreConfigInput, parseBlobStoreConfig } from "../config/blob-store-config.ts";
 import { ConfigError, parseConfig, parseDatabaseConfig } from "../config/config.ts";
 import type { Environment } from "../config/environment.ts";
 import { parseMetadataConfig } from "../config/metadata-config.ts";
@@ -13,17 +14,17 @@ import { generateHistory, historyGenesisTimestamp, runLiveActivity } from "../de
 import { setBaseUri, startDemoMetadataServer } from "../demo/metadata-server.ts";
 import { startAnvil } from "../devchain/anvil.ts";
 import { insertApiKey } from "../store/api-keys.ts";
-import { createBlobStore } from "../store/blobs.ts";
 import { ensureChain } from "../store/chain-state.ts";
 import { collectionSummaries } from "../store/summary.ts";
 import { addApiOptions, serveApi } from "./api-runner.ts";
 import { startMetadataWorkers } from "./metadata-runner.ts";
+import { openBlobStore } from "./open-blob-store.ts";
 import { openDatabase } from "./open-database.ts";
 import { createProgressDisplay } from "./progress.ts";
 import { runIndexers } from "./run-indexers.ts";
 import type { Lifecycle } from "./shutdown.ts";
 
-interface DemoFlags extends ApiConfigInput {
+interface DemoFlags extends ApiConfigInput, BlobStoreConfigInput {
   dataDir?: string;
   days?: string;
   seed?: string;
@@ -37,7 +38,7 @@ const DEMO_METADATA_SYMBOLS = { erc721: "MAPE", erc721Create2: "FPNK", erc721Cre
 const DEMO_METADATA_COLLECTIONS = { mape: "Mintlens Apes", fpnk: "Factory Punks", frog: "Factory Frogs" };
 
 export function registerDemoCommand(program: Command, lifecycle: Lifecycle, environment: Environment): void {
-  addApiOptions(program.command("demo"))
+  addApiOptions(program.command("demo"), "<data-dir>/demo/blobs, emptied on each run")
     .description(
       "run everything locally: an embedded PostgreSQL, a local anvil chain filled with months of generated NFT activity, the indexer following it, and the API serving it",
     )
@@ -59,8 +60,16 @@ async function runDemo(flags: DemoFlags, lifecycle: Lifecycle, environment: Envi
   // Always a folder of its own, so that emptying it can never touch an index kept in the data directory.
   const baseDir = resolve(flags.dataDir ?? ".mintlens");
   const dataDir = join(baseDir, "demo");
+  // Where the flags say, never a store the environment configures for production: the demo's images are made up.
+  const blobConfig = parseBlobStoreConfig(
+    flags,
+    { ...environment.variables, MINTLENS_BLOB_STORE: undefined },
+    join(dataDir, "blobs"),
+  );
   const { logLevel } = parseDatabaseConfig({}, environment.variables);
   const logger = createLogger(logLevel);
+  // Opened before the chain is generated, so that a bucket that refuses fails the demo at once.
+  const blobs = await openBlobStore(blobConfig, logger, lifecycle);
   const say = (message: string) => process.stderr.write(`demo: ${message}\n`);
   const { signal } = lifecycle;
 
@@ -131,7 +140,6 @@ async function runDemo(flags: DemoFlags, lifecycle: Lifecycle, environment: Envi
     },
     {},
   );
-  const blobs = createBlobStore(join(dataDir, "blobs"));
   startMetadataWorkers({
     sql: database.sql,
     chains: config.chains,

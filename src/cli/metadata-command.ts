@@ -1,15 +1,16 @@
 import { join } from "node:path";
 import type { Command } from "commander";
+import { parseBlobStoreConfig } from "../config/blob-store-config.ts";
 import { ConfigError, parseConfig, parseDatabaseConfig } from "../config/config.ts";
 import type { Environment } from "../config/environment.ts";
 import { parseMetadataConfig } from "../config/metadata-config.ts";
 import { UserFacingError } from "../core/errors.ts";
 import type { Address } from "../core/hex.ts";
 import { createLogger } from "../core/logger.ts";
-import { createBlobStore } from "../store/blobs.ts";
 import { queueCollection, queueTokens } from "../store/metadata.ts";
 import { addCommonOptions } from "./index-command.ts";
 import { addMetadataOptions, startMetadataWorkers } from "./metadata-runner.ts";
+import { addBlobStoreOptions, openBlobStore } from "./open-blob-store.ts";
 import { openDatabase } from "./open-database.ts";
 import { type Lifecycle, untilStopped } from "./shutdown.ts";
 
@@ -30,13 +31,16 @@ export function registerMetadataCommand(
   lifecycle: Lifecycle,
   environment: Environment,
 ): void {
-  const metadata = addMetadataOptions(addCommonOptions(program.command("metadata").enablePositionalOptions()))
+  const metadata = addBlobStoreOptions(
+    addMetadataOptions(addCommonOptions(program.command("metadata").enablePositionalOptions())),
+  )
     .description("fetch the metadata of every queued token of the configured chains, until stopped")
-    .option("--blob-dir <dir>", "where token images are cached (default <data-dir>/blobs)")
     .action(async (flags) => {
       const config = parseConfig(flags, environment.variables);
       const metadataConfig = parseMetadataConfig(flags, environment.variables);
+      const blobConfig = parseBlobStoreConfig(flags, environment.variables, join(config.dataDir, "blobs"));
       const logger = createLogger(config.logLevel);
+      const blobs = await openBlobStore(blobConfig, logger, lifecycle);
       const database = await openDatabase(
         config.databaseUrl,
         config.dataDir,
@@ -52,7 +56,7 @@ export function registerMetadataCommand(
         metadata: metadataConfig,
         logger,
         lifecycle,
-        blobs: createBlobStore(flags.blobDir ?? join(config.dataDir, "blobs")),
+        blobs,
       });
       await untilStopped(lifecycle);
     });

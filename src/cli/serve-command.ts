@@ -1,17 +1,20 @@
+import { join } from "node:path";
 import type { Command } from "commander";
 import { type ApiConfigInput, parseApiConfig } from "../config/api-config.ts";
+import { type BlobStoreConfigInput, parseBlobStoreConfig } from "../config/blob-store-config.ts";
 import { ConfigError, parseDatabaseConfig } from "../config/config.ts";
 import type { Environment } from "../config/environment.ts";
 import { UserFacingError } from "../core/errors.ts";
 import { createLogger } from "../core/logger.ts";
 import type { Sql } from "../store/database.ts";
 import { addApiOptions, serveApi } from "./api-runner.ts";
+import { openBlobStore } from "./open-blob-store.ts";
 import { openDatabase } from "./open-database.ts";
 import { type Lifecycle, untilStopped } from "./shutdown.ts";
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
-interface ServeFlags extends ApiConfigInput {
+interface ServeFlags extends ApiConfigInput, BlobStoreConfigInput {
   chain?: string[];
   chainId?: string[];
   databaseUrl?: string;
@@ -42,7 +45,9 @@ export function registerServeCommand(program: Command, lifecycle: Lifecycle, env
     .option("--log-level <level>", "fatal, error, warn, info, debug or trace (env MINTLENS_LOG_LEVEL)")
     .action(async (flags: ServeFlags) => {
       const database = parseDatabaseConfig(flags, environment.variables);
+      const blobConfig = parseBlobStoreConfig(flags, environment.variables, join(database.dataDir, "blobs"));
       const logger = createLogger(database.logLevel);
+      const blobs = await openBlobStore(blobConfig, logger, lifecycle);
       const opened = await openDatabase(database.databaseUrl, database.dataDir, logger, lifecycle);
       if (lifecycle.signal.aborted) return;
       const chains = await servedChains(opened.sql, flags);
@@ -51,7 +56,7 @@ export function registerServeCommand(program: Command, lifecycle: Lifecycle, env
         environment.variables,
         chains.map((c) => c.name),
       );
-      await serveApi({ sql: opened.sql, chains, api, dataDir: database.dataDir, logger, lifecycle });
+      await serveApi({ sql: opened.sql, chains, api, dataDir: database.dataDir, logger, lifecycle, blobs });
       await untilStopped(lifecycle);
     });
 }

@@ -2,15 +2,16 @@ import { join } from "node:path";
 import type { Command } from "commander";
 import { createApiMetrics } from "../api/metrics.ts";
 import { parseApiConfig } from "../config/api-config.ts";
+import { parseBlobStoreConfig } from "../config/blob-store-config.ts";
 import { parseConfig } from "../config/config.ts";
 import type { Environment } from "../config/environment.ts";
 import { parseMetadataConfig } from "../config/metadata-config.ts";
 import { createLogger } from "../core/logger.ts";
-import { createBlobStore } from "../store/blobs.ts";
 import { ensureChain } from "../store/chain-state.ts";
 import { addApiOptions, serveApi } from "./api-runner.ts";
 import { addCommonOptions } from "./index-command.ts";
 import { addMetadataOptions, startMetadataWorkers } from "./metadata-runner.ts";
+import { openBlobStore } from "./open-blob-store.ts";
 import { openDatabase } from "./open-database.ts";
 import { createProgressDisplay } from "./progress.ts";
 import { runIndexers } from "./run-indexers.ts";
@@ -34,7 +35,10 @@ export function registerStartCommand(program: Command, lifecycle: Lifecycle, env
         config.chains.map((c) => c.name),
       );
       const metadataConfig = parseMetadataConfig(flags, environment.variables);
+      const blobConfig = parseBlobStoreConfig(flags, environment.variables, join(config.dataDir, "blobs"));
       const logger = createLogger(config.logLevel);
+      // The worker and the API share one cache: images are served from where they were stored.
+      const blobs = await openBlobStore(blobConfig, logger, lifecycle);
       const database = await openDatabase(
         config.databaseUrl,
         config.dataDir,
@@ -53,7 +57,6 @@ export function registerStartCommand(program: Command, lifecycle: Lifecycle, env
         });
       }
       const metrics = createApiMetrics();
-      const blobs = createBlobStore(flags.blobDir ?? join(config.dataDir, "blobs"));
       await serveApi({
         sql: database.sql,
         chains: config.chains,
@@ -62,6 +65,7 @@ export function registerStartCommand(program: Command, lifecycle: Lifecycle, env
         logger,
         lifecycle,
         metrics,
+        blobs,
       });
       startMetadataWorkers({
         sql: database.sql,
