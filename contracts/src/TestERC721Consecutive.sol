@@ -7,7 +7,12 @@ import {ERC721Consecutive} from "@openzeppelin/contracts/token/ERC721/extensions
 /// @notice ERC-721 whose initial supply is minted in ranges at construction, announced with
 /// ERC-2309 `ConsecutiveTransfer` events instead of one `Transfer` per token.
 contract TestERC721Consecutive is ERC721Consecutive {
+    /// @dev EIP-4906: the metadata of the tokens `_fromTokenId` to `_toTokenId` changed.
+    event BatchMetadataUpdate(uint256 _fromTokenId, uint256 _toTokenId);
+
     error LengthMismatch();
+
+    string private _tokenBaseURI = "https://nft.example/consecutive/";
 
     /// @param receivers Owner of each range, in order; ranges start at token id 0 and follow on.
     /// @param amounts Size of each range; at most 5000 (OpenZeppelin's batch limit).
@@ -30,7 +35,13 @@ contract TestERC721Consecutive is ERC721Consecutive {
         _update(address(0), tokenId, _msgSender());
     }
 
-    function _baseURI() internal pure override returns (string memory) {
-        return "https://nft.example/consecutive/";
+    /// @notice Anyone may move the collection's metadata; the move is announced as EIP-4906 says.
+    function setBaseURI(string calldata baseURI_) external {
+        _tokenBaseURI = baseURI_;
+        emit BatchMetadataUpdate(0, type(uint256).max);
+    }
+
+    function _baseURI() internal view override returns (string memory) {
+        return _tokenBaseURI;
     }
 }

@@ -1,5 +1,6 @@
 import { rmSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import type { Command } from "commander";
 import { formatUnits } from "viem";
 import { generateKey } from "../api/keys.ts";
@@ -11,7 +12,8 @@ import type { Environment } from "../config/environment.ts";
 import { parseMetadataConfig } from "../config/metadata-config.ts";
 import { createLogger } from "../core/logger.ts";
 import { generateHistory, historyGenesisTimestamp, runLiveActivity } from "../demo/activity.ts";
-import { setBaseUri, startDemoMetadataServer } from "../demo/metadata-server.ts";
+import { startDemoMetadataServer } from "../demo/metadata-server.ts";
+import { DEMO_METADATA_NAMES, moveGoneMetadata, pointDemoMetadata } from "../demo/metadata-setup.ts";
 import { startAnvil } from "../devchain/anvil.ts";
 import { insertApiKey } from "../store/api-keys.ts";
 import { ensureChain } from "../store/chain-state.ts";
@@ -33,9 +35,6 @@ interface DemoFlags extends ApiConfigInput, BlobStoreConfigInput {
 const DEMO_CHAIN_ID = 31337;
 const DEMO_CHAIN_NAME = "anvil";
 const DEMO_USER = "demo";
-/** The demo's open ERC-721s (their base URI can be set) by symbol, as the metadata server names them. */
-const DEMO_METADATA_SYMBOLS = { erc721: "MAPE", erc721Create2: "FPNK", erc721Create: "FROG" } as const;
-const DEMO_METADATA_COLLECTIONS = { mape: "Mintlens Apes", fpnk: "Factory Punks", frog: "Factory Frogs" };
 
 export function registerDemoCommand(program: Command, lifecycle: Lifecycle, environment: Environment): void {
   addApiOptions(program.command("demo"), "<data-dir>/demo/blobs, emptied on each run")
@@ -109,18 +108,14 @@ async function runDemo(flags: DemoFlags, lifecycle: Lifecycle, environment: Envi
     `generated ${history.transactions} transactions in ${history.blocks.count} blocks: ${Object.keys(history.contracts).length} contracts deployed`,
   );
 
-  // The open collections' token URIs point at a local stand-in for the web, which the metadata
-  // worker is allowed to reach; the others keep their nft.example URIs, which do not resolve.
-  const metadataServer = await startDemoMetadataServer(DEMO_METADATA_COLLECTIONS);
+  // The collections' token URIs point at a local stand-in for the web (and for IPFS and Arweave
+  // gateways), which the metadata worker is allowed to reach, or at documents drawn on chain.
+  const metadataServer = await startDemoMetadataServer(DEMO_METADATA_NAMES);
   lifecycle.defer(() => metadataServer.close());
-  for (const [key, symbol] of Object.entries(DEMO_METADATA_SYMBOLS)) {
-    await setBaseUri(
-      anvil.url,
-      history.contracts[key as keyof typeof DEMO_METADATA_SYMBOLS].address,
-      metadataServer.baseUri(symbol),
-    );
-  }
-  say(`serving the open collections' metadata at http://127.0.0.1:${metadataServer.port}/`);
+  await pointDemoMetadata(anvil.url, history.contracts, metadataServer);
+  say(
+    `serving the collections' metadata at ${metadataServer.origin}/ (as a web host, an IPFS gateway and an Arweave gateway)`,
+  );
 
   say(`starting the embedded PostgreSQL in ${join(dataDir, "postgres")}`);
   const database = await openDatabase(undefined, dataDir, logger, lifecycle);
@@ -144,7 +139,14 @@ async function runDemo(flags: DemoFlags, lifecycle: Lifecycle, environment: Envi
     sql: database.sql,
     chains: config.chains,
     tuning: config.tuning,
-    metadata: parseMetadataConfig({ metadataAllow: [`127.0.0.1:${metadataServer.port}`] }, {}),
+    metadata: parseMetadataConfig(
+      {
+        metadataAllow: [`127.0.0.1:${metadataServer.port}`],
+        ipfsGateway: metadataServer.ipfsGateway,
+        arweaveGateway: metadataServer.arweaveGateway,
+      },
+      {},
+    ),
     logger,
     lifecycle,
     blobs,
@@ -217,6 +219,28 @@ async function runDemo(flags: DemoFlags, lifecycle: Lifecycle, environment: Envi
     });
     for (const line of lines) display.print(line);
   };
+  // The consecutive collection's documents are gone (404) until its contract points at their new
+  // home: once the worker has recorded them failed, the move is made and announced (EIP-4906).
+  const moveWhenGone = async () => {
+    const address = Buffer.from(contracts.erc721Consecutive.address.slice(2), "hex");
+    for (let waited = 0; waited < 120 && !signal.aborted; waited++) {
+      const [failed] = await database.sql<{ n: number }[]>`
+        SELECT count(*)::int AS n FROM token_metadata
+        WHERE chain_id = ${DEMO_CHAIN_ID} AND contract = ${address} AND status = 'failed'`.catch(() => []);
+      if ((failed?.n ?? 0) > 0) break;
+      await sleep(1000);
+    }
+    if (signal.aborted) return;
+    try {
+      await moveGoneMetadata(anvil.url, contracts, metadataServer);
+      display.print(
+        `demo: ${DEMO_METADATA_NAMES.mcon}'s documents were gone (HTTP 404); its contract now points at their new home and said so (EIP-4906 BatchMetadataUpdate), so they are fetched again`,
+      );
+    } catch (error) {
+      if (!signal.aborted)
+        logger.warn({ err: error }, "demo: moving the consecutive collection's metadata failed");
+    }
+  };
   say(
     "indexing the history; the API's examples follow once it is indexed. New activity arrives every 3 s. Press Ctrl+C to stop.",
   );
@@ -232,6 +256,7 @@ async function runDemo(flags: DemoFlags, lifecycle: Lifecycle, environment: Envi
       if (!shown && progress.phase === "follow") {
         shown = true;
         void showTryIt();
+        void moveWhenGone();
       }
     },
     signal,
@@ -264,6 +289,10 @@ export function tryItLines(o: {
     "demo: an NFT with its metadata (fetched from the demo's local metadata server) and its last sale:",
     "",
     `  curl -s -H "X-API-Key: $MINTLENS_API_KEY" "${o.restUrl}/foundational/v1beta2/nfts/${o.collection}/${o.tokenId}/details"`,
+    "",
+    "demo: its metadata document exactly as fetched (the image above is served by Mintlens itself, under /images/):",
+    "",
+    `  curl -s -H "X-API-Key: $MINTLENS_API_KEY" "${o.restUrl}/foundational/v1beta2/nfts/${o.collection}/${o.tokenId}/raw_metadata"`,
     "",
     "demo: gRPC over TLS (a collection's holders), with the client built into mintlens:",
     "",
