@@ -10,7 +10,9 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Writable } from "node:stream";
 import { after, before, test } from "node:test";
+import { pino } from "pino";
 import type { Abi } from "viem";
 import { createChainClient } from "../src/chain/client.ts";
 import type { Address } from "../src/core/hex.ts";
@@ -21,7 +23,7 @@ import { connectDevChain, type DevChain } from "../src/devchain/deploy.ts";
 import { createFetcher } from "../src/metadata/fetch.ts";
 import { parseAllowList } from "../src/metadata/ssrf.ts";
 import { runMetadataWorker } from "../src/metadata/worker.ts";
-import { createBlobStore } from "../src/store/blobs.ts";
+import { type BlobStore, createBlobStore } from "../src/store/blobs.ts";
 import { queueCollection } from "../src/store/metadata.ts";
 import { type ApiClient, createApiFixtureOn } from "./support/api-client.ts";
 import { createTestDatabase, stopTestServer, type TestDatabase } from "./support/database.ts";
@@ -221,4 +223,58 @@ test("minted tokens get their documents through the worker, and the API shows th
     { n: number }[]
   >`SELECT count(*)::int AS n FROM metadata_queue WHERE due_at <= now()`;
   assert.equal(due[0]?.n, 3);
+});
+
+test("an image cache that fails keeps the documents, leaves the image uncached, and says why", async () => {
+  const [row] = await db.sql<{ c: string }[]>`
+    SELECT '0x' || encode(contract, 'hex') AS c FROM token_metadata WHERE image_uri <> '' LIMIT 1`;
+  assert.ok(row, "the first test cached an image");
+  const apes = row.c as Address;
+  assert.equal(await queueCollection(db.sql, CHAIN_ID, apes, "refresh"), 3);
+  const lines: string[] = [];
+  const logger = pino(
+    { level: "warn" },
+    new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(String(chunk));
+        done();
+      },
+    }),
+  );
+  const broken: BlobStore = {
+    put: async () => {
+      throw new Error("the bucket refused the request: AccessDenied");
+    },
+    get: async () => undefined,
+  };
+  const client = createChainClient({ url: anvil.url });
+  const stop = new AbortController();
+  let done = 0;
+  const worker = runMetadataWorker(
+    {
+      sql: db.sql,
+      chainId: CHAIN_ID,
+      client,
+      fetcher: createFetcher({ allow: parseAllowList([`127.0.0.1:${port}`]), limits: { timeoutMs: 2_000 } }),
+      blobs: broken,
+      logger,
+      idleMs: 50,
+      onToken: () => {
+        if (++done === 3) stop.abort();
+      },
+    },
+    stop.signal,
+  );
+  await Promise.race([
+    worker,
+    new Promise((_, reject) => setTimeout(() => reject(new Error(`stuck after ${done}`)), 30_000)),
+  ]);
+  await client.close();
+  const [two] = await db.sql<{ status: string; image_uri: string; name: string }[]>`
+    SELECT status, image_uri, name FROM token_metadata WHERE contract = ${Buffer.from(apes.slice(2), "hex")} AND token_id = 2`;
+  assert.deepEqual({ ...two }, { status: "ok", image_uri: "", name: "Ape #2" });
+  const warnings = lines.map((l) => JSON.parse(l) as { msg: string; err?: { message: string } });
+  const cache = warnings.filter((w) => w.msg.startsWith("storing token images in the image cache failed"));
+  assert.equal(cache.length, 1, lines.join(""));
+  assert.match(cache[0]?.err?.message ?? "", /AccessDenied/);
 });

@@ -100,6 +100,8 @@ interface Finding {
   gateways: Gateways;
   perHost: ReturnType<typeof keyedLimit>;
   blobs?: BlobStore | undefined;
+  /** The image cache refused or could not be reached: an operator's problem, unlike a missing image. */
+  onBlobStoreError?: ((error: unknown) => void) | undefined;
 }
 
 /** The bytes at a location (fetched safely, or decoded in place), with where they came from. */
@@ -133,13 +135,19 @@ async function cacheImage(
   o: Finding,
 ): Promise<{ uri: string; mimeType: string } | undefined> {
   if (o.blobs === undefined || location === "") return undefined;
+  let loaded: Awaited<ReturnType<typeof load>>;
   try {
-    const loaded = await load(location, tokenId, o);
-    if ("none" in loaded) return undefined;
-    const mimeType = sniffMediaType(loaded.body, loaded.declared);
-    if (!isMedia(mimeType)) return undefined;
-    return { uri: `/images/${await o.blobs.put(loaded.body, mimeType)}`, mimeType };
+    loaded = await load(location, tokenId, o);
   } catch {
+    return undefined;
+  }
+  if ("none" in loaded) return undefined;
+  const mimeType = sniffMediaType(loaded.body, loaded.declared);
+  if (!isMedia(mimeType)) return undefined;
+  try {
+    return { uri: `/images/${await o.blobs.put(loaded.body, mimeType)}`, mimeType };
+  } catch (error) {
+    o.onBlobStoreError?.(error);
     return undefined;
   }
 }
@@ -214,6 +222,20 @@ export async function runMetadataWorker(options: MetadataWorkerOptions, signal: 
       );
     });
 
+  // Once a minute at most: a store that is down fails every image.
+  let lastWarned = 0;
+  let unwarned = 0;
+  const blobStoreFailed = (error: unknown) => {
+    unwarned++;
+    if (Date.now() - lastWarned < 60_000) return;
+    lastWarned = Date.now();
+    logger.warn(
+      { err: error, chainId, images: unwarned },
+      "storing token images in the image cache failed; they are left uncached until their next refresh",
+    );
+    unwarned = 0;
+  };
+
   const work = async (token: QueuedToken) => {
     try {
       const outcome = await findMetadata(token, {
@@ -222,6 +244,7 @@ export async function runMetadataWorker(options: MetadataWorkerOptions, signal: 
         gateways,
         perHost,
         blobs: options.blobs,
+        onBlobStoreError: blobStoreFailed,
       });
       await storeOutcome(
         sql,
