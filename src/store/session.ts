@@ -75,7 +75,7 @@ export function openWriteSession(pool: Sql, options: { lockChain?: number } = {}
       },
     });
     try {
-      const tx = await client.reserve();
+      const tx = await orClosed(state, client.reserve());
       current = Object.assign(state, { client, tx, locked: false });
       return current;
     } catch (error) {
@@ -106,8 +106,11 @@ export function openWriteSession(pool: Sql, options: { lockChain?: number } = {}
       const connection = await connect();
       if (connection.locked) return true;
       try {
-        const [row] = await connection.tx<{ locked: boolean }[]>`
-          SELECT pg_try_advisory_lock(${INDEXER_LOCK_SPACE}, ${lockKey}) AS locked`;
+        const [row] = await orClosed(
+          connection,
+          connection.tx<{ locked: boolean }[]>`
+          SELECT pg_try_advisory_lock(${INDEXER_LOCK_SPACE}, ${lockKey}) AS locked`.execute(),
+        );
         connection.locked = row?.locked === true;
         return connection.locked;
       } catch (error) {
@@ -136,10 +139,16 @@ export function openWriteSession(pool: Sql, options: { lockChain?: number } = {}
       const connection = await connect();
       const { tx } = connection;
       try {
-        await tx`BEGIN`;
-        for (const statement of requireLock(tx)) await statement;
-        const result = await work(whileOpen(connection));
-        await tx`COMMIT`;
+        const result = await orClosed(
+          connection,
+          (async () => {
+            await tx`BEGIN`;
+            for (const statement of requireLock(tx)) await statement;
+            const done = await work(whileOpen(connection));
+            await tx`COMMIT`;
+            return done;
+          })(),
+        );
         return result;
       } catch (error) {
         if (connection.open && !connectionIsGone(error)) {
@@ -176,6 +185,20 @@ function whileOpen(connection: Connection): Queryable {
       return Reflect.apply(target, self, args);
     },
   });
+}
+
+/**
+ * `work` on a connection, or the connection's closing if that comes first: postgres.js never
+ * settles a query it still queued when its connection closed, and a caller awaiting one would
+ * wait for ever (with nothing else to do, the process would exit mid-await).
+ */
+function orClosed<T>(connection: { closed: Promise<{ error: unknown }> }, work: Promise<T>): Promise<T> {
+  return Promise.race([
+    work,
+    connection.closed.then(({ error }) => {
+      throw error;
+    }),
+  ]);
 }
 
 /** Shaped like postgres.js's own error for a connection that closed, and classified the same. */
