@@ -11,6 +11,7 @@ import { gzipSync } from "node:zlib";
 import { createFetcher, FetchFailed, FetchRefused, type Resolver } from "../src/metadata/fetch.ts";
 import { sniffMediaType } from "../src/metadata/sniff.ts";
 import { parseAllowList, refusal } from "../src/metadata/ssrf.ts";
+import { resolveUri } from "../src/metadata/uri.ts";
 
 let server: Server;
 let other: Server;
@@ -21,12 +22,16 @@ const hosts: string[] = [];
 const JSON_DOC = '{"name":"Token #1","image":"ipfs://x/1.png"}';
 const SVG = '<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg"><rect/></svg>';
 const BOMB = gzipSync(Buffer.alloc(50 * 1024 * 1024));
+const CID = "bafybeigdyrzt5sfp7udm7hu76uh7y26nf3efuylqabf3oclgtqy55fbzdi";
 
 before(async () => {
   server = createServer((req, res) => {
     hosts.push(String(req.headers.host));
     const path = req.url ?? "";
     if (path === "/doc.json") return res.writeHead(200, { "content-type": "text/plain" }).end(JSON_DOC);
+    // The IPFS gateway: content by CID and path, with the octet-stream type gateways often give.
+    if (path === `/ipfs/${CID}/1.json`)
+      return res.writeHead(200, { "content-type": "application/octet-stream" }).end(JSON_DOC);
     if (path === "/image.svg")
       return res.writeHead(200, { "content-type": "application/octet-stream" }).end(SVG);
     if (path === "/redirect") return res.writeHead(302, { location: "/doc.json" }).end();
@@ -97,6 +102,25 @@ describe("fetching from the web", () => {
     assert.equal(moved.url, `${base()}/doc.json`);
     assert.equal(moved.body.toString(), JSON_DOC);
     assert.equal((await fetcher.fetch(`${base()}/gzipped`)).body.toString(), JSON_DOC);
+  });
+
+  test("an IPFS gateway on loopback: ipfs:// and other gateways' URLs are fetched from it", async () => {
+    const fetcher = allowed();
+    const gateways = { ipfs: base(), arweave: `${base()}/arweave` };
+    for (const uri of [
+      `ipfs://${CID}/1.json`,
+      `ipfs://ipfs/${CID}/1.json`,
+      `https://ipfs.io/ipfs/${CID}/1.json`,
+      `https://${CID}.ipfs.dweb.link/1.json`,
+    ]) {
+      const resolved = resolveUri(uri, 1n, gateways);
+      assert.equal(resolved.kind, "fetch", uri);
+      if (resolved.kind !== "fetch") continue;
+      assert.equal(resolved.url, `${base()}/ipfs/${CID}/1.json`, uri);
+      const fetched = await fetcher.fetch(resolved.url);
+      assert.equal(sniffMediaType(fetched.body, fetched.declaredType), "application/json", uri);
+      assert.equal(fetched.body.toString(), JSON_DOC, uri);
+    }
   });
 
   test("limits: redirects, time, size (also after decompression and as declared)", async () => {
