@@ -197,6 +197,15 @@ describe("mintlens start and serve", () => {
       const metrics = await (await fetch(metricsUrl)).text();
       for (const chain of CHAINS)
         assert.match(metrics, new RegExp(`mintlens_indexer_height\\{chain="${chain.name}"\\} \\d+`));
+      // The metadata worker runs beside the indexers and counts what it looked for.
+      const counted = new RegExp(
+        `mintlens_metadata_tokens_total\\{chain="${CHAINS[0]?.name}",status="\\w+"\\} [1-9]`,
+      );
+      for (const until = Date.now() + 30_000; ; ) {
+        if (counted.test(await (await fetch(metricsUrl)).text())) break;
+        assert.ok(Date.now() < until, "the metadata worker's tokens are counted");
+        await new Promise((r) => setTimeout(r, 250));
+      }
     } finally {
       start.child.kill("SIGTERM");
     }

@@ -1,6 +1,7 @@
 /**
  * The API's and the indexers' Prometheus metrics, in one registry per process: request counts and
- * latencies per chain, protocol, operation and status; indexed height and lag per chain.
+ * latencies per chain, protocol, operation and status; indexed height and lag per chain; tokens
+ * whose metadata the worker looked for, by outcome.
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 
@@ -13,6 +14,8 @@ export interface ApiMetrics {
   ): void;
   /** The indexer's position on a chain: the last indexed block and how far behind the node's head it is. */
   setIndexed(chain: string, indexedBlock: number, head: number): void;
+  /** One token's metadata looked for: `ok`, `none`, `failed`, or `retry` (a temporary failure). */
+  countMetadata(chain: string, status: string): void;
 }
 
 export function createApiMetrics(): ApiMetrics {
@@ -43,8 +46,17 @@ export function createApiMetrics(): ApiMetrics {
     labelNames: ["chain"] as const,
     registers: [registry],
   });
+  const metadata = new Counter({
+    name: "mintlens_metadata_tokens_total",
+    help: "Tokens whose metadata the worker looked for, by chain and outcome (ok, none, failed, retry)",
+    labelNames: ["chain", "status"] as const,
+    registers: [registry],
+  });
   return {
     registry,
+    countMetadata(chain, status) {
+      metadata.inc({ chain, status });
+    },
     observeRequest(labels, seconds) {
       requests.inc(labels);
       latency.observe(labels, seconds);

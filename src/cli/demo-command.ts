@@ -135,6 +135,7 @@ async function runDemo(flags: DemoFlags, lifecycle: Lifecycle, environment: Envi
     },
     {},
   );
+  const metrics = createApiMetrics();
   startMetadataWorkers({
     sql: database.sql,
     chains: config.chains,
@@ -150,6 +151,7 @@ async function runDemo(flags: DemoFlags, lifecycle: Lifecycle, environment: Envi
     logger,
     lifecycle,
     blobs,
+    onToken: metrics.countMetadata,
   });
   const display = createProgressDisplay(logger, process.stderr.isTTY === true, 5000);
   lifecycle.defer(() => display.stop());
@@ -186,7 +188,6 @@ async function runDemo(flags: DemoFlags, lifecycle: Lifecycle, environment: Envi
     nativeSymbol: "ETH",
     startBlock: 0,
   });
-  const metrics = createApiMetrics();
   const served = await serveApi({
     sql: database.sql,
     chains: [{ name: DEMO_CHAIN_NAME, chainId: DEMO_CHAIN_ID }],

@@ -43,6 +43,8 @@ export function startMetadataWorkers(options: {
   lifecycle: Lifecycle;
   /** Where images are cached. */
   blobs: BlobStore;
+  /** Each token looked for, with its outcome (for the metrics). */
+  onToken?: (chain: string, status: string) => void;
 }): void {
   const { metadata, logger, lifecycle } = options;
   let allow: ReturnType<typeof parseAllowList>;
@@ -75,6 +77,7 @@ export function startMetadataWorkers(options: {
           concurrency: metadata.concurrency,
           perHost: metadata.perHost,
           blobs: options.blobs,
+          onToken: (_token, status) => options.onToken?.(chain.name, status),
         },
         AbortSignal.any([lifecycle.signal, stop.signal]),
       );

@@ -75,6 +75,7 @@ export function registerStartCommand(program: Command, lifecycle: Lifecycle, env
         logger,
         lifecycle,
         blobs,
+        onToken: metrics.countMetadata,
       });
       const display = createProgressDisplay(logger, process.stderr.isTTY === true);
       lifecycle.defer(() => display.stop());
