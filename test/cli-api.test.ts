@@ -266,6 +266,27 @@ describe("mintlens start and serve", () => {
     ]);
     assert.equal(refresh.code, 0, refresh.stderr);
     assert.equal(refresh.stdout, `queued ${collection.n} tokens\n`);
+    const refreshToken = (id: string) =>
+      mintlens([
+        "metadata",
+        "refresh",
+        collection.a,
+        "--token",
+        id,
+        "--chain",
+        "ethereum",
+        "--database-url",
+        db.url,
+      ]);
+    const [known] = await db.sql<{ id: string }[]>`
+      SELECT token_id::text AS id FROM tokens WHERE contract = ${Buffer.from(collection.a.slice(2), "hex")} LIMIT 1`;
+    assert.ok(known);
+    const one = await refreshToken(known.id);
+    assert.equal(one.code, 0, one.stderr);
+    assert.equal(one.stdout, "queued 1 token\n");
+    const unknown = await refreshToken("123456789");
+    assert.equal(unknown.code, 1);
+    assert.match(unknown.stderr, /token 123456789 of 0x[0-9a-f]{40} is not known on ethereum/);
     const badRefresh = await mintlens([
       "metadata",
       "refresh",

@@ -373,11 +373,11 @@ describe("indexer resilience", () => {
       );
       const gone = orphanedMint.find((t) => !minted.has(`${toHex(t.contract).slice(2)}:${t.token_id}`));
       assert.ok(gone, "a token of the orphaned branch is not minted on the new one");
-      await storeOutcome(db.sql, CHAIN_ID, toHex(gone.contract) as Address, BigInt(gone.token_id), {
-        ...emptyOutcome,
-        status: "ok",
-        raw: "{}",
-      });
+      const token = { contract: toHex(gone.contract) as Address, tokenId: BigInt(gone.token_id), lease: "0" };
+      assert.equal(
+        await storeOutcome(db.sql, CHAIN_ID, token, { ...emptyOutcome, status: "ok", raw: "{}" }),
+        false,
+      );
       const stored = await db.sql`
         SELECT 1 FROM token_metadata WHERE contract = ${gone.contract} AND token_id = ${gone.token_id}::numeric`;
       assert.equal(stored.length, 0, "an outcome for a token no longer queued is not stored");

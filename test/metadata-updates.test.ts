@@ -19,6 +19,7 @@ import {
   mergeMetadataUpdates,
 } from "../src/indexer/decode/metadata-updates.ts";
 import { LOG_TOPICS } from "../src/indexer/fetch-batch.ts";
+import { type MetadataOutcome, retryLater, storeOutcome, takeDueTokens } from "../src/store/metadata.ts";
 import { createTestDatabase, stopTestServer, type TestDatabase } from "./support/database.ts";
 import { indexUntil } from "./support/indexing.ts";
 
@@ -26,6 +27,23 @@ const NFT = "0x00000000000000000000000000000000000000aa" as Address;
 const OTHER = "0x00000000000000000000000000000000000000bb" as Address;
 const MAX = 2n ** 256n - 1n;
 
+const EMPTY_OUTCOME: MetadataOutcome = {
+  status: "none",
+  error: "",
+  tokenUri: "",
+  uri: "",
+  mimeType: "",
+  raw: null,
+  name: "",
+  description: "",
+  imageUriOriginal: "",
+  imageUri: "",
+  imageMimeType: "",
+  animationUrl: "",
+  externalUrl: "",
+  attributes: [],
+};
+const hex = (address: string) => Buffer.from(address.slice(2), "hex");
 const word = (n: bigint) => pad(numberToHex(n), { size: 32 });
 const uints = (...values: bigint[]) =>
   encodeAbiParameters(
@@ -204,6 +222,47 @@ describe("EIP-4906 events on a chain", () => {
     await indexUntil({ sql: db.sql, rpcUrl: anvil.url, chainId: 31337, untilBlock: head });
     const [three] = await db.sql<{ due: boolean; attempts: number }[]>`
       SELECT due_at <= now() AS due, attempts FROM metadata_queue WHERE token_id = 3`;
-    assert.deepEqual(three, { due: true, attempts: 0 });
+    // Its attempts still count: announcing updates cannot keep a token from ever failing.
+    assert.deepEqual({ ...three }, { due: true, attempts: 3 });
+  });
+
+  test("a token queued again while it is worked on: the older take's outcome is stored but leaves it due for the newer take", async () => {
+    const key = { chainId: 31337, contract: forge, tokenId: 1n };
+    const doc = (raw: string): MetadataOutcome => ({ ...EMPTY_OUTCOME, status: "ok", raw, name: raw });
+    await db.sql`UPDATE metadata_queue SET due_at = now() - interval '1 second'`;
+    const take = async () => {
+      const taken = await takeDueTokens(db.sql, key.chainId, 100, 300);
+      const token = taken.find((t) => t.contract === forge && t.tokenId === key.tokenId);
+      assert.ok(token, "token 1 was due");
+      return token;
+    };
+    const first = await take();
+    // The contract announces an update of token 1 while the first take is under way.
+    await call("rawLog", [[METADATA_UPDATE_TOPIC], uints(1n)]);
+    const head = Number(await chain.publicClient.getBlockNumber({ cacheTime: 0 }));
+    await indexUntil({ sql: db.sql, rpcUrl: anvil.url, chainId: 31337, untilBlock: head });
+    const second = await take();
+    assert.notEqual(second.lease, first.lease);
+
+    const row = async () => {
+      const [queued] = await db.sql<{ attempts: number }[]>`
+        SELECT attempts FROM metadata_queue WHERE contract = ${hex(forge)} AND token_id = 1`;
+      const [stored] = await db.sql<{ raw: string }[]>`
+        SELECT raw FROM token_metadata WHERE contract = ${hex(forge)} AND token_id = 1`;
+      return { queued: queued ? { ...queued } : undefined, raw: stored?.raw };
+    };
+    // The first take fails for a while: the newer take's row is left as it is.
+    const attempts = (await row()).queued?.attempts;
+    await retryLater(db.sql, key.chainId, first, 60, "HTTP 503");
+    assert.deepEqual(await row(), { queued: { attempts }, raw: undefined });
+    // The first take's outcome (the old document) is stored; the token stays queued for the second.
+    assert.equal(await storeOutcome(db.sql, key.chainId, first, doc("old")), true);
+    assert.deepEqual(await row(), { queued: { attempts }, raw: "old" });
+    // The second take's outcome replaces it, and the token leaves the queue.
+    assert.equal(await storeOutcome(db.sql, key.chainId, second, doc("new")), true);
+    assert.deepEqual(await row(), { queued: undefined, raw: "new" });
+    // An outcome arriving after that is of no take any more: nothing is stored.
+    assert.equal(await storeOutcome(db.sql, key.chainId, first, doc("old")), false);
+    assert.deepEqual(await row(), { queued: undefined, raw: "new" });
   });
 });

@@ -141,6 +141,8 @@ test("minted tokens get their documents through the worker, and the API shows th
       chainId: CHAIN_ID,
       client,
       fetcher: createFetcher({ allow: parseAllowList([`127.0.0.1:${port}`]), limits: { timeoutMs: 2_000 } }),
+      // The gateways are the local server too: nothing leaves the machine (it has no such content: 404).
+      gateways: { ipfs: `http://127.0.0.1:${port}`, arweave: `http://127.0.0.1:${port}/ar` },
       blobs,
       logger: silentLogger(),
       idleMs: 50,
@@ -225,11 +227,13 @@ test("minted tokens get their documents through the worker, and the API shows th
   assert.equal(due[0]?.n, 3);
 });
 
-test("an image cache that fails keeps the documents, leaves the image uncached, and says why", async () => {
-  const [row] = await db.sql<{ c: string }[]>`
-    SELECT '0x' || encode(contract, 'hex') AS c FROM token_metadata WHERE image_uri <> '' LIMIT 1`;
+test("an image cache that fails keeps the documents and the images cached before, and says why", async () => {
+  const [row] = await db.sql<{ c: string; image: string }[]>`
+    SELECT '0x' || encode(contract, 'hex') AS c, image_uri AS image FROM token_metadata
+    WHERE image_uri <> '' AND token_id = 2`;
   assert.ok(row, "the first test cached an image");
   const apes = row.c as Address;
+  const cachedBefore = row.image;
   assert.equal(await queueCollection(db.sql, CHAIN_ID, apes, "refresh"), 3);
   const lines: string[] = [];
   const logger = pino(
@@ -256,6 +260,8 @@ test("an image cache that fails keeps the documents, leaves the image uncached, 
       chainId: CHAIN_ID,
       client,
       fetcher: createFetcher({ allow: parseAllowList([`127.0.0.1:${port}`]), limits: { timeoutMs: 2_000 } }),
+      // The gateways are the local server too: nothing leaves the machine (it has no such content: 404).
+      gateways: { ipfs: `http://127.0.0.1:${port}`, arweave: `http://127.0.0.1:${port}/ar` },
       blobs: broken,
       logger,
       idleMs: 50,
@@ -272,7 +278,8 @@ test("an image cache that fails keeps the documents, leaves the image uncached, 
   await client.close();
   const [two] = await db.sql<{ status: string; image_uri: string; name: string }[]>`
     SELECT status, image_uri, name FROM token_metadata WHERE contract = ${Buffer.from(apes.slice(2), "hex")} AND token_id = 2`;
-  assert.deepEqual({ ...two }, { status: "ok", image_uri: "", name: "Ape #2" });
+  // The image cached before is kept: an image that could not be stored this time replaces nothing.
+  assert.deepEqual({ ...two }, { status: "ok", image_uri: cachedBefore, name: "Ape #2" });
   const warnings = lines.map((l) => JSON.parse(l) as { msg: string; err?: { message: string } });
   const cache = warnings.filter((w) => w.msg.startsWith("storing token images in the image cache failed"));
   assert.equal(cache.length, 1, lines.join(""));

@@ -224,18 +224,19 @@ async function runDemo(flags: DemoFlags, lifecycle: Lifecycle, environment: Envi
   // home: once the worker has recorded them failed, the move is made and announced (EIP-4906).
   const moveWhenGone = async () => {
     const address = Buffer.from(contracts.erc721Consecutive.address.slice(2), "hex");
-    for (let waited = 0; waited < 120 && !signal.aborted; waited++) {
+    let seenGone = false;
+    for (let waited = 0; waited < 120 && !seenGone && !signal.aborted; waited++) {
       const [failed] = await database.sql<{ n: number }[]>`
         SELECT count(*)::int AS n FROM token_metadata
         WHERE chain_id = ${DEMO_CHAIN_ID} AND contract = ${address} AND status = 'failed'`.catch(() => []);
-      if ((failed?.n ?? 0) > 0) break;
-      await sleep(1000);
+      seenGone = (failed?.n ?? 0) > 0;
+      if (!seenGone) await sleep(1000);
     }
     if (signal.aborted) return;
     try {
       await moveGoneMetadata(anvil.url, contracts, metadataServer);
       display.print(
-        `demo: ${DEMO_METADATA_NAMES.mcon}'s documents were gone (HTTP 404); its contract now points at their new home and said so (EIP-4906 BatchMetadataUpdate), so they are fetched again`,
+        `demo: ${DEMO_METADATA_NAMES.mcon}'s documents ${seenGone ? "were gone (HTTP 404)" : "are moving"}; its contract now points at their new home and said so (EIP-4906 BatchMetadataUpdate), so they are fetched again`,
       );
     } catch (error) {
       if (!signal.aborted)

@@ -85,16 +85,20 @@ export function registerMetadataCommand(
       >`SELECT chain_id::text FROM chains WHERE name = ${flags.chain}`;
       if (chain === undefined) throw new UserFacingError(`chain ${flags.chain} is not in the store`);
       const address = contract.toLowerCase() as Address;
-      let queued = 1;
+      let queued: number;
       if (flags.token === undefined) {
         queued = await queueCollection(sql, Number(chain.chain_id), address, "refresh");
       } else {
-        await queueTokens(
+        queued = await queueTokens(
           sql,
           Number(chain.chain_id),
           [{ contract: address, tokenId: BigInt(flags.token) }],
           "refresh",
         );
+        if (queued === 0)
+          throw new UserFacingError(
+            `token ${flags.token} of ${address} is not known on ${flags.chain}: never seen minted, and nobody holds it`,
+          );
       }
       process.stdout.write(`queued ${queued} token${queued === 1 ? "" : "s"}\n`);
     });

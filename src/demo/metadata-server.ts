@@ -93,7 +93,7 @@ export async function startDemoMetadataServer(
       );
     }
     const web = /^\/([a-z0-9]+)\/(\d{1,78})(\.svg)?$/.exec(path);
-    const name = web?.[1] ? collections[web[1]] : undefined;
+    const name = web?.[1] && Object.hasOwn(collections, web[1]) ? collections[web[1]] : undefined;
     if (web && name !== undefined && !["ipfs", "arweave", "editions", "gone"].includes(web[1] as string)) {
       const id = BigInt(web[2] as string);
       if (web[3]) return image(id);

@@ -237,8 +237,9 @@ export async function runMetadataWorker(options: MetadataWorkerOptions, signal: 
   };
 
   const work = async (token: QueuedToken) => {
+    let outcome: MetadataOutcome;
     try {
-      const outcome = await findMetadata(token, {
+      outcome = await findMetadata(token, {
         client: options.client,
         fetcher: options.fetcher,
         gateways,
@@ -246,40 +247,24 @@ export async function runMetadataWorker(options: MetadataWorkerOptions, signal: 
         blobs: options.blobs,
         onBlobStoreError: blobStoreFailed,
       });
-      await storeOutcome(
-        sql,
-        chainId,
-        token.contract,
-        token.tokenId,
-        outcome,
-        outcome.status === "failed" ? REFUSED_RETRY_SECONDS : undefined,
-      );
-      options.onToken?.(token, outcome.status);
     } catch (error) {
       if (signal.aborted) return;
       const message = error instanceof FetchFailed ? error.message : errorMessage(error);
-      if (token.attempts + 1 >= MAX_ATTEMPTS) {
-        await storeOutcome(
-          sql,
-          chainId,
-          token.contract,
-          token.tokenId,
-          { ...EMPTY, status: "failed", error: message },
-          REFUSED_RETRY_SECONDS,
-        );
-        options.onToken?.(token, "failed");
-      } else {
-        await retryLater(
-          sql,
-          chainId,
-          token.contract,
-          token.tokenId,
-          backoffSeconds(token.attempts),
-          message,
-        );
+      if (token.attempts + 1 < MAX_ATTEMPTS) {
+        await retryLater(sql, chainId, token, backoffSeconds(token.attempts), message);
         options.onToken?.(token, "retry");
+        return;
       }
+      outcome = { ...EMPTY, status: "failed", error: message };
     }
+    await storeOutcome(
+      sql,
+      chainId,
+      token,
+      outcome,
+      outcome.status === "failed" ? REFUSED_RETRY_SECONDS : undefined,
+    );
+    options.onToken?.(token, outcome.status);
   };
 
   const running = new Set<Promise<void>>();

@@ -12,6 +12,13 @@ export interface QueuedToken {
   tokenId: bigint;
   attempts: number;
   types: ContractType[];
+  /**
+   * The take: the row's `due_at` as leased, in whole microseconds (the stored precision, which a
+   * `Date` would cut to milliseconds). A token queued again while it is
+   * worked on (an EIP-4906 update, a refresh) gets a new `due_at`; the outcome of the older take
+   * is still stored, but leaves the row due for the newer one.
+   */
+  lease: string;
 }
 
 /** Up to `limit` due tokens of a chain, leased for `leaseSeconds`. */
@@ -22,7 +29,13 @@ export async function takeDueTokens(
   leaseSeconds: number,
 ): Promise<QueuedToken[]> {
   const rows = await sql<
-    { contract: Uint8Array; token_id: string; attempts: number; types: ContractType[] | null }[]
+    {
+      contract: Uint8Array;
+      token_id: string;
+      attempts: number;
+      types: ContractType[] | null;
+      lease: string;
+    }[]
   >`
     WITH due AS (
       SELECT contract, token_id FROM metadata_queue
@@ -33,13 +46,14 @@ export async function takeDueTokens(
     UPDATE metadata_queue q SET due_at = now() + make_interval(secs => ${leaseSeconds})
     FROM due
     WHERE q.chain_id = ${chainId} AND q.contract = due.contract AND q.token_id = due.token_id
-    RETURNING q.contract, q.token_id::text, q.attempts,
+    RETURNING q.contract, q.token_id::text, q.attempts, (extract(epoch FROM q.due_at) * 1000000)::bigint::text AS lease,
               (SELECT c.types FROM contracts c WHERE c.chain_id = ${chainId} AND c.address = q.contract) AS types`;
   return rows.map((r) => ({
     contract: toHex(r.contract) as Address,
     tokenId: BigInt(r.token_id),
     attempts: r.attempts,
     types: r.types ?? [],
+    lease: r.lease,
   }));
 }
 
@@ -62,26 +76,29 @@ export interface MetadataOutcome {
 
 /**
  * Stores a token's outcome and takes it off the queue (or leaves it due later). A failure never
- * replaces a document fetched before: the token keeps its last good document.
+ * replaces a document fetched before, and an image that could not be cached this time never
+ * replaces the copy cached before of the same image. Returns whether the outcome was stored.
+ *
+ * Stored only while the token is queued, its row locked first: a reorganisation that forgot the
+ * token took it off the queue (and waits here for an outcome being stored to commit before it
+ * forgets that too). The row leaves the queue, or is pushed back, only if it is still this take's:
+ * queued again meanwhile, it stays due for the newer take.
  */
 export async function storeOutcome(
   sql: Queryable,
   chainId: number,
-  contract: Address,
-  tokenId: bigint,
+  token: Pick<QueuedToken, "contract" | "tokenId" | "lease">,
   o: MetadataOutcome,
   /** Keep the token queued, due again after this long (a permanent failure is tried again rarely). */
   retryAfterSeconds?: number,
-): Promise<void> {
-  const address = Buffer.from(bare(contract), "hex");
-  const id = tokenId.toString();
-  // Stored only while the token is still queued, its row locked: a reorg that forgot the token took
-  // it off the queue, and waits here for an outcome being stored to commit before forgetting that too.
-  // The queue's own change names `queued` so the lock is taken before that change (a CTE runs when
-  // first read; unread, it would run after the row it locks was already gone).
-  await sql`
+): Promise<boolean> {
+  const address = Buffer.from(bare(token.contract), "hex");
+  const id = token.tokenId.toString();
+  // `queued` is read by the statement's own change (the init plan of a join), so the row is locked
+  // before anything is changed, whatever order the sub-statements run in.
+  const rows = await sql<{ stored: boolean }[]>`
     WITH queued AS (
-      SELECT 1 FROM metadata_queue
+      SELECT (extract(epoch FROM due_at) * 1000000)::bigint::text AS lease FROM metadata_queue
       WHERE chain_id = ${chainId} AND contract = ${address} AND token_id = ${id}::numeric
       FOR UPDATE),
     stored AS (
@@ -96,50 +113,70 @@ export async function storeOutcome(
         status = excluded.status, error = excluded.error, token_uri = excluded.token_uri, uri = excluded.uri,
         mime_type = excluded.mime_type, raw = excluded.raw, fetched_at = excluded.fetched_at, name = excluded.name,
         description = excluded.description, image_uri_original = excluded.image_uri_original,
-        image_uri = excluded.image_uri, image_mime_type = excluded.image_mime_type,
+        image_uri = CASE WHEN excluded.image_uri = '' AND excluded.image_uri_original = token_metadata.image_uri_original
+                         THEN token_metadata.image_uri ELSE excluded.image_uri END,
+        image_mime_type = CASE WHEN excluded.image_uri = '' AND excluded.image_uri_original = token_metadata.image_uri_original
+                               THEN token_metadata.image_mime_type ELSE excluded.image_mime_type END,
         animation_url = excluded.animation_url, external_url = excluded.external_url, attributes = excluded.attributes
       WHERE token_metadata.status <> 'ok' OR excluded.status = 'ok'
-      RETURNING 1)
+      RETURNING 1),
+    changed AS (
     ${
       retryAfterSeconds === undefined
-        ? sql`DELETE FROM metadata_queue WHERE chain_id = ${chainId} AND contract = ${address} AND token_id = ${id}::numeric
-              AND EXISTS (SELECT 1 FROM queued)`
-        : sql`UPDATE metadata_queue SET attempts = attempts + 1, last_error = ${o.error},
+        ? sql`DELETE FROM metadata_queue q USING queued
+              WHERE q.chain_id = ${chainId} AND q.contract = ${address} AND q.token_id = ${id}::numeric
+                AND queued.lease = ${token.lease}
+              RETURNING 1`
+        : sql`UPDATE metadata_queue q SET attempts = q.attempts + 1, last_error = ${o.error},
                 due_at = now() + make_interval(secs => ${retryAfterSeconds})
-              WHERE chain_id = ${chainId} AND contract = ${address} AND token_id = ${id}::numeric
-                AND EXISTS (SELECT 1 FROM queued)`
-    }`;
+              FROM queued
+              WHERE q.chain_id = ${chainId} AND q.contract = ${address} AND q.token_id = ${id}::numeric
+                AND queued.lease = ${token.lease}
+              RETURNING 1`
+    })
+    SELECT EXISTS (SELECT 1 FROM queued) AS stored, (SELECT count(*) FROM changed) AS changed`;
+  return rows[0]?.stored === true;
 }
 
-/** A temporary failure: the token comes due again after `delaySeconds`, its attempts counted. */
+/** A temporary failure: the token comes due again after `delaySeconds`, its attempts counted (unless queued again meanwhile). */
 export async function retryLater(
   sql: Queryable,
   chainId: number,
-  contract: Address,
-  tokenId: bigint,
+  token: Pick<QueuedToken, "contract" | "tokenId" | "lease">,
   delaySeconds: number,
   error: string,
 ): Promise<void> {
   await sql`
     UPDATE metadata_queue SET attempts = attempts + 1, last_error = ${error},
                               due_at = now() + make_interval(secs => ${delaySeconds})
-    WHERE chain_id = ${chainId} AND contract = ${Buffer.from(bare(contract), "hex")} AND token_id = ${tokenId.toString()}::numeric`;
+    WHERE chain_id = ${chainId} AND contract = ${Buffer.from(bare(token.contract), "hex")}
+      AND token_id = ${token.tokenId.toString()}::numeric AND (extract(epoch FROM due_at) * 1000000)::bigint::text = ${token.lease}`;
 }
 
-/** Queues tokens again (an operator's refresh, a metadata-update event): due now. */
+/**
+ * Queues tokens again (an operator's refresh), due now; returns how many were. Only tokens the
+ * store knows (seen minted, or held) are queued: another id has no metadata the API would show.
+ */
 export async function queueTokens(
   sql: Queryable,
   chainId: number,
   tokens: readonly { contract: Address; tokenId: bigint }[],
   reason: string,
-): Promise<void> {
-  if (tokens.length === 0) return;
-  await sql`
+): Promise<number> {
+  if (tokens.length === 0) return 0;
+  const rows = await sql`
     INSERT INTO metadata_queue (chain_id, contract, token_id, reason)
-    SELECT ${chainId}, decode(c, 'hex'), t::numeric, ${reason}
+    SELECT DISTINCT ${chainId}::bigint, decode(c, 'hex'), t::numeric, ${reason}
     FROM ROWS FROM (string_to_table(${tokens.map((t) => bare(t.contract)).join(",")}, ','),
                     string_to_table(${tokens.map((t) => t.tokenId.toString()).join(",")}, ',')) AS u(c, t)
-    ON CONFLICT (chain_id, contract, token_id) DO UPDATE SET due_at = now(), attempts = 0, reason = excluded.reason`;
+    WHERE EXISTS (SELECT 1 FROM tokens k
+                  WHERE k.chain_id = ${chainId} AND k.contract = decode(u.c, 'hex') AND k.token_id = u.t::numeric)
+       OR EXISTS (SELECT 1 FROM token_balances b
+                  WHERE b.chain_id = ${chainId} AND b.contract = decode(u.c, 'hex') AND b.token_id = u.t::numeric
+                    AND b.amount > 0)
+    ON CONFLICT (chain_id, contract, token_id) DO UPDATE SET due_at = now(), attempts = 0, reason = excluded.reason
+    RETURNING 1`;
+  return rows.length;
 }
 
 /** Queues every known token of a collection again. */

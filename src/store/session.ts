@@ -45,8 +45,8 @@ interface Connection {
   tx: postgres.ReservedSql;
   /** Cleared by postgres.js's close callback: the server or the network ended the connection. */
   open: boolean;
-  /** Settles when that happens. */
-  closed: Promise<{ error: unknown }>;
+  /** Told when that happens; each removes itself once its wait is over. */
+  onClosed: Set<(error: unknown) => void>;
   locked: boolean;
 }
 
@@ -60,18 +60,15 @@ export function openWriteSession(pool: Sql, options: { lockChain?: number } = {}
     if (current?.open) return current;
     if (current) void discard(current);
     if (ended) throw new Error("the write session has ended");
-    let onClose = () => {};
-    const closed = new Promise<{ error: unknown }>((resolve) => {
-      onClose = () => resolve({ error: connectionClosed() });
-    });
-    const state = { open: true, closed };
+    const state = { open: true, onClosed: new Set<(error: unknown) => void>() };
     const client = openClientLike(pool, {
       max: 1,
       idle_timeout: 0,
       max_lifetime: 0,
       onclose: () => {
         state.open = false;
-        onClose();
+        for (const told of state.onClosed) told(connectionClosed());
+        state.onClosed.clear();
       },
     });
     try {
@@ -128,7 +125,7 @@ export function openWriteSession(pool: Sql, options: { lockChain?: number } = {}
         statement.execute(),
       );
       // A statement postgres.js still queued when the connection closed is never settled.
-      const failure = await Promise.race([firstFailure(sent), connection.closed]);
+      const failure = await orClosed(connection, firstFailure(sent)).catch((error: unknown) => ({ error }));
       if (failure !== undefined) {
         await afterFailure(connection, failure.error);
         throw failure.error;
@@ -152,7 +149,9 @@ export function openWriteSession(pool: Sql, options: { lockChain?: number } = {}
         return result;
       } catch (error) {
         if (connection.open && !connectionIsGone(error)) {
-          await tx`ROLLBACK`.catch((rollbackFailure: unknown) => afterFailure(connection, rollbackFailure));
+          await orClosed(connection, tx`ROLLBACK`.execute()).catch((rollbackFailure: unknown) =>
+            afterFailure(connection, rollbackFailure),
+          );
         } else {
           await discard(connection);
         }
@@ -192,13 +191,26 @@ function whileOpen(connection: Connection): Queryable {
  * settles a query it still queued when its connection closed, and a caller awaiting one would
  * wait for ever (with nothing else to do, the process would exit mid-await).
  */
-function orClosed<T>(connection: { closed: Promise<{ error: unknown }> }, work: Promise<T>): Promise<T> {
-  return Promise.race([
-    work,
-    connection.closed.then(({ error }) => {
-      throw error;
-    }),
-  ]);
+function orClosed<T>(connection: Pick<Connection, "open" | "onClosed">, work: Promise<T>): Promise<T> {
+  if (!connection.open) {
+    work.catch(() => {});
+    return Promise.reject(connectionClosed());
+  }
+  // A listener rather than a race with a promise of the close: every race would leave a reaction
+  // on that promise for as long as the connection lives, one per batch of a long backfill.
+  return new Promise<T>((resolve, reject) => {
+    connection.onClosed.add(reject);
+    work.then(
+      (value) => {
+        connection.onClosed.delete(reject);
+        resolve(value);
+      },
+      (error: unknown) => {
+        connection.onClosed.delete(reject);
+        reject(error);
+      },
+    );
+  });
 }
 
 /** Shaped like postgres.js's own error for a connection that closed, and classified the same. */

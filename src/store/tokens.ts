@@ -64,10 +64,12 @@ export function mintStatements(sql: Queryable, chainId: number, e: EncodedMints)
 }
 
 /**
- * Queues again the known tokens in EIP-4906 update ranges. Only tokens the store knows are queued,
- * so a range of "every token" costs what the collection holds, not 2^256; one already due keeps
- * its place and is not written again, which keeps a contract that announces updates in every
- * block cheap while the worker is behind.
+ * Queues again the known tokens in EIP-4906 update ranges (merged: no token is named twice). Only
+ * tokens the store knows are queued, so a range of "every token" costs what the collection holds,
+ * not 2^256; tokens already due are left out before anything is written or locked, which keeps a
+ * contract announcing updates in every block cheap while the worker is behind. A token being
+ * worked on, or waiting out a backoff, is due again at once; its attempts still count, so a
+ * contract announcing updates of a token whose host is down cannot keep it from failing.
  */
 export function metadataUpdateStatements(
   sql: Queryable,
@@ -78,14 +80,16 @@ export function metadataUpdateStatements(
   return [
     sql`
     INSERT INTO metadata_queue (chain_id, contract, token_id, reason)
-    SELECT DISTINCT ${chainId}::bigint, t.contract, t.token_id, 'update'
+    SELECT ${chainId}::bigint, t.contract, t.token_id, 'update'
     FROM ROWS FROM (string_to_table(${column(updates.map((u) => bare(u.contract)))}, ','),
                     string_to_table(${column(updates.map((u) => u.fromTokenId))}, ','),
                     string_to_table(${column(updates.map((u) => u.toTokenId))}, ',')) AS u(c, lo, hi)
     JOIN tokens t ON t.chain_id = ${chainId} AND t.contract = decode(u.c, 'hex')
                  AND t.token_id BETWEEN u.lo::numeric AND u.hi::numeric
-    ON CONFLICT (chain_id, contract, token_id) DO UPDATE SET due_at = now(), attempts = 0, reason = excluded.reason
-    WHERE metadata_queue.due_at > now()`,
+    WHERE NOT EXISTS (SELECT 1 FROM metadata_queue q
+                      WHERE q.chain_id = ${chainId} AND q.contract = t.contract AND q.token_id = t.token_id
+                        AND q.due_at <= now())
+    ON CONFLICT (chain_id, contract, token_id) DO UPDATE SET due_at = now(), reason = excluded.reason`,
   ];
 }
 
@@ -93,7 +97,7 @@ export function metadataUpdateStatements(
  * Forgets tokens first minted after `block`, with their queued metadata work and what was fetched
  * for them: a token minted again on the new branch is queued again by its mint, and its URI there
  * may differ. Tokens minted earlier keep their metadata. Three statements, in this order, so a
- * worker storing an outcome meanwhile either committed before the last one looks (and is
+ * worker storing an outcome meanwhile either committed before the second one looks (and is
  * forgotten with the rest) or finds its token no longer queued (and stores nothing).
  */
 export async function deleteTokensMintedAfter(sql: Queryable, chainId: number, block: number): Promise<void> {

@@ -31,9 +31,10 @@ export async function rawMetadata(
     FROM (SELECT 1) AS one
     LEFT JOIN token_metadata m ON m.chain_id = ${chainId} AND m.contract = ${address} AND m.token_id = ${id}::numeric
       AND m.status = 'ok'`;
-  if (row === undefined) return undefined;
+  // A document of a token the store does not know (forgotten by a reorganisation) is not shown.
+  if (row === undefined || !row.known) return undefined;
   if (row.raw !== null && row.micros !== null) {
     return { document: { raw: row.raw, fetchedAtMicros: BigInt(row.micros) } };
   }
-  return row.known ? { document: undefined } : undefined;
+  return { document: undefined };
 }
