@@ -98,6 +98,31 @@ function failureKind(error: unknown): FailureKind {
   return "fatal";
 }
 
+/** `step`, tried again (with the rounds' backoff) for as long as it fails for want of a database connection. */
+async function retryingOutages<T>(
+  step: () => Promise<T>,
+  options: Pick<ChainIndexerOptions, "chain" | "logger" | "retryBaseMs">,
+  signal: AbortSignal,
+): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await step();
+    } catch (error) {
+      if (signal.aborted || classifyDatabaseError(error) !== "connection") throw error;
+      const delay = Math.min(
+        MAX_OUTAGE_BACKOFF_MS,
+        (options.retryBaseMs ?? 1000) * 2 ** Math.min(attempt, 6),
+      );
+      options.logger.error(
+        { chain: options.chain.name, kind: "outage", retryInMs: delay },
+        `starting: ${errorMessage(error)}`,
+      );
+      await sleep(delay, undefined, { signal }).catch(() => {});
+      if (signal.aborted) throw error;
+    }
+  }
+}
+
 /**
  * Indexes one chain: backfills from the checkpoint to the head minus the confirmation depth,
  * then follows the head. Batches are fetched ahead while the previous one is written.
@@ -113,11 +138,14 @@ export async function runChainIndexer(options: ChainIndexerOptions, signal: Abor
     );
   }
   const session = openWriteSession(sql, { lockChain: chain.chainId });
+  // A database restarting or failing over while indexing starts is waited out, as in the rounds.
+  const untilConnected = <T>(step: () => Promise<T>) => retryingOutages(step, options, signal);
   try {
-    if (!(await session.ensureLocked()))
+    if (!(await untilConnected(() => session.ensureLocked())))
       throw new UserFacingError(`${chain.name}: another indexer is already indexing chain ${chain.chainId}`);
+    const next = await untilConnected(() => ensureChain(sql, chain));
     // Traces are probed where indexing resumes: a full node traces recent blocks only.
-    const probeBlock = Math.min(await ensureChain(sql, chain), await client.blockNumber());
+    const probeBlock = Math.min(next, await client.blockNumber());
     const pricing = options.pricing ?? (await resolvePricing(client, chain));
     const indexer = new ChainIndexer(
       options,
@@ -125,7 +153,7 @@ export async function runChainIndexer(options: ChainIndexerOptions, signal: Abor
       await creationSource(client, chain, logger, probeBlock),
       pricing,
     );
-    await indexer.run(signal);
+    await indexer.run(next, signal);
   } finally {
     await session.end();
   }
@@ -191,9 +219,9 @@ class ChainIndexer {
     this.sizer = new BatchSizer(options.targetEventsPerBatch ?? 10_000, tuning.maxBlocksPerBatch);
   }
 
-  async run(signal: AbortSignal): Promise<void> {
+  async run(next: number, signal: AbortSignal): Promise<void> {
     const { sql, chain, client, tuning, logger } = this.options;
-    this.next = await ensureChain(sql, chain);
+    this.next = next;
     logger.info({ chain: chain.name, nextBlock: this.next }, "indexing");
     // After a failed round the store is the only truth: the checkpoint and tip are read again.
     let resync = true;
