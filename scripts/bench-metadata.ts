@@ -20,6 +20,7 @@ import { createFetcher } from "../src/metadata/fetch.ts";
 import { parseAllowList } from "../src/metadata/ssrf.ts";
 import { runMetadataWorker } from "../src/metadata/worker.ts";
 import { connectDatabase } from "../src/store/database.ts";
+import { openMetadataClient } from "../src/store/metadata.ts";
 import { migrate } from "../src/store/migrate.ts";
 import { processTreeCpu } from "./bench/process-cpu.ts";
 import { openBenchServer } from "./bench-api/server.ts";
@@ -99,9 +100,10 @@ try {
   let done = 0;
   const cpuBefore = { self: process.cpuUsage(), postgres: server.pid ? processTreeCpu(server.pid) : 0 };
   const started = performance.now();
+  const writer = openMetadataClient(sql, 10);
   const worker = runMetadataWorker(
     {
-      sql,
+      sql: writer,
       chainId: CHAIN_ID,
       client,
       fetcher: createFetcher({ allow: parseAllowList([`127.0.0.1:${port}`]) }),
@@ -137,6 +139,7 @@ try {
   );
   say(mostAtOnce <= PER_HOST ? "PASS  per-host limit kept" : "FAIL  per-host limit exceeded");
   say(done / seconds >= 1000 ? "PASS  at least 1,000 tokens/s" : "FAIL  under 1,000 tokens/s");
+  await writer.end({ timeout: 5 });
   await sql.end({ timeout: 5 });
 } finally {
   http.closeAllConnections();

@@ -9,6 +9,7 @@ import { parseAllowList } from "../metadata/ssrf.ts";
 import { runMetadataWorker } from "../metadata/worker.ts";
 import type { BlobStore } from "../store/blobs.ts";
 import type { Sql } from "../store/database.ts";
+import { openMetadataClient } from "../store/metadata.ts";
 import type { Lifecycle } from "./shutdown.ts";
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
@@ -29,6 +30,9 @@ export function addMetadataOptions(command: Command): Command {
     .option("--metadata-concurrency <n>", "tokens fetched at once per chain (default 32)")
     .option("--metadata-per-host <n>", "tokens fetched at once from one host (default 8)");
 }
+
+/** Connections the workers of all chains write through: a token's outcome is one short statement. */
+const WRITER_CONNECTIONS = 8;
 
 /**
  * Runs one metadata worker per chain until `lifecycle` ends, each with a chain client of its own
@@ -54,6 +58,9 @@ export function startMetadataWorkers(options: {
     throw new ConfigError([`metadata allow: ${(error as Error).message}`]);
   }
   const fetcher = createFetcher({ allow });
+  // Released after the workers (deferred first): they store their last outcomes through it.
+  const writer = openMetadataClient(options.sql, WRITER_CONNECTIONS);
+  lifecycle.defer(() => writer.end({ timeout: 5 }));
   const stop = new AbortController();
   const running = options.chains.map(async (chain) => {
     const chainLogger = logger.child({ chain: chain.name, part: "metadata" });
@@ -68,7 +75,7 @@ export function startMetadataWorkers(options: {
     try {
       await runMetadataWorker(
         {
-          sql: options.sql,
+          sql: writer,
           chainId: chain.chainId,
           client,
           fetcher,

@@ -5,7 +5,16 @@
  */
 import type { Address } from "../core/hex.ts";
 import type { ContractType } from "../core/types.ts";
-import { bare, type Queryable, toHex } from "./database.ts";
+import { bare, openClientLike, type Queryable, type Sql, toHex } from "./database.ts";
+
+/**
+ * The client the metadata worker writes through: commits do not wait for the WAL to reach disk,
+ * as the indexer's batches do not. An outcome lost in a server crash leaves its token queued, to
+ * be fetched again; the wait saved is most of what storing an outcome costs.
+ */
+export function openMetadataClient(pool: Sql, connections: number): Sql {
+  return openClientLike(pool, { max: connections, connection: { synchronous_commit: "off" } });
+}
 
 export interface QueuedToken {
   contract: Address;
