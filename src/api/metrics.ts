@@ -14,7 +14,7 @@ export interface ApiMetrics {
   ): void;
   /** The indexer's position on a chain: the last indexed block and how far behind the node's head it is. */
   setIndexed(chain: string, indexedBlock: number, head: number): void;
-  /** One token's metadata looked for: `ok`, `none`, `failed`, or `retry` (a temporary failure). */
+  /** One token's metadata looked for: `ok`, `none`, `failed`, `retry` (a temporary failure) or `dropped` (not stored: the token left the queue meanwhile). */
   countMetadata(chain: string, status: string): void;
 }
 
@@ -48,7 +48,7 @@ export function createApiMetrics(): ApiMetrics {
   });
   const metadata = new Counter({
     name: "mintlens_metadata_tokens_total",
-    help: "Tokens whose metadata the worker looked for, by chain and outcome (ok, none, failed, retry)",
+    help: "Tokens whose metadata the worker looked for, by chain and outcome (ok, none, failed, retry, dropped)",
     labelNames: ["chain", "status"] as const,
     registers: [registry],
   });

@@ -42,8 +42,8 @@ export interface MetadataWorkerOptions {
   idleMs?: number;
   /** Where images are cached; without it images are not fetched. */
   blobs?: BlobStore;
-  /** Called after each token's outcome is stored. */
-  onToken?: (token: QueuedToken, status: MetadataOutcome["status"] | "retry") => void;
+  /** Called after each token is worked on, with what became of it. */
+  onToken?: (token: QueuedToken, status: MetadataOutcome["status"] | "retry" | "dropped") => void;
 }
 
 const LEASE_SECONDS = 300;
@@ -257,14 +257,15 @@ export async function runMetadataWorker(options: MetadataWorkerOptions, signal: 
       }
       outcome = { ...EMPTY, status: "failed", error: message };
     }
-    await storeOutcome(
+    const stored = await storeOutcome(
       sql,
       chainId,
       token,
       outcome,
       outcome.status === "failed" ? REFUSED_RETRY_SECONDS : undefined,
     );
-    options.onToken?.(token, outcome.status);
+    // Dropped: the token left the queue meanwhile (a reorganisation took it away).
+    options.onToken?.(token, stored ? outcome.status : "dropped");
   };
 
   const running = new Set<Promise<void>>();
