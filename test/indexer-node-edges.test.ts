@@ -1,8 +1,6 @@
 import assert from "node:assert/strict";
 import { createServer, type Server } from "node:http";
-import { Writable } from "node:stream";
 import { after, before, describe, test } from "node:test";
-import { pino } from "pino";
 import { generateHistory, historyGenesisTimestamp } from "../src/demo/activity.ts";
 import { type Anvil, startAnvil } from "../src/devchain/anvil.ts";
 import { MAX_REPEATED_FAILURES } from "../src/indexer/chain-indexer.ts";
@@ -10,6 +8,7 @@ import { rawRpc } from "./support/chain-fixture.ts";
 import { createTestDatabase, stopTestServer, type TestDatabase } from "./support/database.ts";
 import { startFaultProxy } from "./support/fault-proxy.ts";
 import { indexUntil } from "./support/indexing.ts";
+import { capturingLogger } from "./support/logs.ts";
 import { snapshotStore } from "./support/snapshot.ts";
 
 const CHAIN_ID = 31337;
@@ -94,23 +93,14 @@ describe("nodes that answer inconsistently or keep failing", () => {
     const resumeAt = head - 10;
     await indexUntil({ sql: db.sql, rpcUrl: anvil.url, chainId: CHAIN_ID, untilBlock: resumeAt - 1 });
     const node = await inconsistentNode(anvil.url, resumeAt, 3);
-    const lines: string[] = [];
-    const logger = pino(
-      { level: "warn" },
-      new Writable({
-        write(chunk, _encoding, done) {
-          lines.push(String(chunk));
-          done();
-        },
-      }),
-    );
+    const { logger, entries } = capturingLogger();
     try {
       await indexUntil({ sql: db.sql, rpcUrl: node.url, chainId: CHAIN_ID, untilBlock: head, logger });
     } finally {
       await node.close();
     }
     assert.equal(node.remaining(), 0, "the node gave its inconsistent answers");
-    const messages = lines.map((line) => (JSON.parse(line) as { msg: string }).msg);
+    const messages = entries().map((entry) => entry.msg);
     assert.ok(
       messages.some((m) => m.includes("inconsistent answers")),
       `warned of the inconsistent node: ${messages.join(" | ")}`,

@@ -7,7 +7,7 @@ import type { Address } from "../src/core/hex.ts";
 import { generateHistory, historyGenesisTimestamp } from "../src/demo/activity.ts";
 import { type Anvil, startAnvil } from "../src/devchain/anvil.ts";
 import { connectDatabase, toHex } from "../src/store/database.ts";
-import { type MetadataOutcome, storeOutcome } from "../src/store/metadata.ts";
+import { EMPTY_OUTCOME, storeOutcome } from "../src/store/metadata.ts";
 import { createTestDatabase, stopTestServer, type TestDatabase } from "./support/database.ts";
 import { startFaultProxy } from "./support/fault-proxy.ts";
 import { indexUntil } from "./support/indexing.ts";
@@ -31,23 +31,6 @@ async function rpc<T>(url: string, method: string, params: unknown[] = []): Prom
   const body = (await response.json()) as { result: T };
   return body.result;
 }
-
-const emptyOutcome: MetadataOutcome = {
-  status: "none",
-  error: "",
-  tokenUri: "",
-  uri: "",
-  mimeType: "",
-  raw: null,
-  name: "",
-  description: "",
-  imageUriOriginal: "",
-  imageUri: "",
-  imageMimeType: "",
-  animationUrl: "",
-  externalUrl: "",
-  attributes: [],
-};
 
 async function freshDatabase(): Promise<TestDatabase> {
   const db = await createTestDatabase();
@@ -375,7 +358,7 @@ describe("indexer resilience", () => {
       assert.ok(gone, "a token of the orphaned branch is not minted on the new one");
       const token = { contract: toHex(gone.contract) as Address, tokenId: BigInt(gone.token_id), lease: "0" };
       assert.equal(
-        await storeOutcome(db.sql, CHAIN_ID, token, { ...emptyOutcome, status: "ok", raw: "{}" }),
+        await storeOutcome(db.sql, CHAIN_ID, token, { ...EMPTY_OUTCOME, status: "ok", raw: "{}" }),
         false,
       );
       const stored = await db.sql`

@@ -19,7 +19,13 @@ import {
   mergeMetadataUpdates,
 } from "../src/indexer/decode/metadata-updates.ts";
 import { LOG_TOPICS } from "../src/indexer/fetch-batch.ts";
-import { type MetadataOutcome, retryLater, storeOutcome, takeDueTokens } from "../src/store/metadata.ts";
+import {
+  EMPTY_OUTCOME,
+  type MetadataOutcome,
+  retryLater,
+  storeOutcome,
+  takeDueTokens,
+} from "../src/store/metadata.ts";
 import { createTestDatabase, stopTestServer, type TestDatabase } from "./support/database.ts";
 import { indexUntil } from "./support/indexing.ts";
 
@@ -27,22 +33,6 @@ const NFT = "0x00000000000000000000000000000000000000aa" as Address;
 const OTHER = "0x00000000000000000000000000000000000000bb" as Address;
 const MAX = 2n ** 256n - 1n;
 
-const EMPTY_OUTCOME: MetadataOutcome = {
-  status: "none",
-  error: "",
-  tokenUri: "",
-  uri: "",
-  mimeType: "",
-  raw: null,
-  name: "",
-  description: "",
-  imageUriOriginal: "",
-  imageUri: "",
-  imageMimeType: "",
-  animationUrl: "",
-  externalUrl: "",
-  attributes: [],
-};
 const hex = (address: string) => Buffer.from(address.slice(2), "hex");
 const word = (n: bigint) => pad(numberToHex(n), { size: 32 });
 const uints = (...values: bigint[]) =>

@@ -10,13 +10,11 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Writable } from "node:stream";
 import { after, before, test } from "node:test";
-import { pino } from "pino";
 import type { Abi } from "viem";
 import { createChainClient } from "../src/chain/client.ts";
 import type { Address } from "../src/core/hex.ts";
-import { silentLogger } from "../src/core/logger.ts";
+import { type Logger, silentLogger } from "../src/core/logger.ts";
 import { type Anvil, startAnvil } from "../src/devchain/anvil.ts";
 import { loadArtifact } from "../src/devchain/artifacts.ts";
 import { connectDevChain, type DevChain } from "../src/devchain/deploy.ts";
@@ -28,6 +26,7 @@ import { queueCollection } from "../src/store/metadata.ts";
 import { type ApiClient, createApiFixtureOn } from "./support/api-client.ts";
 import { createTestDatabase, stopTestServer, type TestDatabase } from "./support/database.ts";
 import { indexUntil } from "./support/indexing.ts";
+import { capturingLogger } from "./support/logs.ts";
 
 const CHAIN_ID = 31337;
 let anvil: Anvil;
@@ -77,6 +76,47 @@ async function send(
     chain: null,
   });
   await chain.publicClient.waitForTransactionReceipt({ hash });
+}
+
+/** Runs the worker until it has worked on `count` tokens; the test fails if that takes 30 s. */
+async function workOn(
+  count: number,
+  o: { blobs: BlobStore; logger?: Logger; outcomes?: string[] },
+): Promise<void> {
+  const client = createChainClient({ url: anvil.url });
+  const stop = new AbortController();
+  const outcomes = o.outcomes ?? [];
+  const worker = runMetadataWorker(
+    {
+      sql: db.sql,
+      chainId: CHAIN_ID,
+      client,
+      fetcher: createFetcher({ allow: parseAllowList([`127.0.0.1:${port}`]), limits: { timeoutMs: 2_000 } }),
+      // The gateways are the local server too: nothing leaves the machine (it has no such content: 404).
+      gateways: { ipfs: `http://127.0.0.1:${port}`, arweave: `http://127.0.0.1:${port}/ar` },
+      blobs: o.blobs,
+      logger: o.logger ?? silentLogger(),
+      idleMs: 50,
+      onToken: (token, status) => {
+        outcomes.push(`${token.contract}/${token.tokenId}:${status}`);
+        if (outcomes.length === count) stop.abort();
+      },
+    },
+    stop.signal,
+  );
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      worker,
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`stuck: ${outcomes.join(" ")}`)), 30_000);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+    stop.abort();
+    await client.close();
+  }
 }
 
 before(async () => {
@@ -131,33 +171,9 @@ test("minted tokens get their documents through the worker, and the API shows th
   >`SELECT count(*)::int AS n FROM metadata_queue WHERE chain_id = ${CHAIN_ID}`;
   assert.equal(queued?.n, 6, "each minted token is queued by the batch that minted it");
 
-  const client = createChainClient({ url: anvil.url });
   const blobs = createBlobStore(blobDir);
-  const stop = new AbortController();
   const outcomes: string[] = [];
-  const worker = runMetadataWorker(
-    {
-      sql: db.sql,
-      chainId: CHAIN_ID,
-      client,
-      fetcher: createFetcher({ allow: parseAllowList([`127.0.0.1:${port}`]), limits: { timeoutMs: 2_000 } }),
-      // The gateways are the local server too: nothing leaves the machine (it has no such content: 404).
-      gateways: { ipfs: `http://127.0.0.1:${port}`, arweave: `http://127.0.0.1:${port}/ar` },
-      blobs,
-      logger: silentLogger(),
-      idleMs: 50,
-      onToken: (token, status) => {
-        outcomes.push(`${token.contract}/${token.tokenId}:${status}`);
-        if (outcomes.length === 6) stop.abort();
-      },
-    },
-    stop.signal,
-  );
-  await Promise.race([
-    worker,
-    new Promise((_, reject) => setTimeout(() => reject(new Error(`stuck: ${outcomes.join(" ")}`)), 30_000)),
-  ]);
-  await client.close();
+  await workOn(6, { blobs, outcomes });
 
   const rows = await db.sql<{ c: string; t: string; status: string; error: string }[]>`
     SELECT '0x' || encode(contract, 'hex') AS c, token_id::text AS t, status, error FROM token_metadata ORDER BY 1, 2`;
@@ -235,53 +251,19 @@ test("an image cache that fails keeps the documents and the images cached before
   const apes = row.c as Address;
   const cachedBefore = row.image;
   assert.equal(await queueCollection(db.sql, CHAIN_ID, apes, "refresh"), 3);
-  const lines: string[] = [];
-  const logger = pino(
-    { level: "warn" },
-    new Writable({
-      write(chunk, _encoding, done) {
-        lines.push(String(chunk));
-        done();
-      },
-    }),
-  );
+  const { logger, entries } = capturingLogger();
   const broken: BlobStore = {
     put: async () => {
       throw new Error("the bucket refused the request: AccessDenied");
     },
     get: async () => undefined,
   };
-  const client = createChainClient({ url: anvil.url });
-  const stop = new AbortController();
-  let done = 0;
-  const worker = runMetadataWorker(
-    {
-      sql: db.sql,
-      chainId: CHAIN_ID,
-      client,
-      fetcher: createFetcher({ allow: parseAllowList([`127.0.0.1:${port}`]), limits: { timeoutMs: 2_000 } }),
-      // The gateways are the local server too: nothing leaves the machine (it has no such content: 404).
-      gateways: { ipfs: `http://127.0.0.1:${port}`, arweave: `http://127.0.0.1:${port}/ar` },
-      blobs: broken,
-      logger,
-      idleMs: 50,
-      onToken: () => {
-        if (++done === 3) stop.abort();
-      },
-    },
-    stop.signal,
-  );
-  await Promise.race([
-    worker,
-    new Promise((_, reject) => setTimeout(() => reject(new Error(`stuck after ${done}`)), 30_000)),
-  ]);
-  await client.close();
+  await workOn(3, { blobs: broken, logger });
   const [two] = await db.sql<{ status: string; image_uri: string; name: string }[]>`
     SELECT status, image_uri, name FROM token_metadata WHERE contract = ${Buffer.from(apes.slice(2), "hex")} AND token_id = 2`;
   // The image cached before is kept: an image that could not be stored this time replaces nothing.
   assert.deepEqual({ ...two }, { status: "ok", image_uri: cachedBefore, name: "Ape #2" });
-  const warnings = lines.map((l) => JSON.parse(l) as { msg: string; err?: { message: string } });
-  const cache = warnings.filter((w) => w.msg.startsWith("storing token images in the image cache failed"));
-  assert.equal(cache.length, 1, lines.join(""));
+  const cache = entries().filter((w) => w.msg.startsWith("storing token images in the image cache failed"));
+  assert.equal(cache.length, 1, JSON.stringify(entries()));
   assert.match(cache[0]?.err?.message ?? "", /AccessDenied/);
 });

@@ -1,16 +1,13 @@
-import { join } from "node:path";
 import type { Command } from "commander";
-import { parseBlobStoreConfig } from "../config/blob-store-config.ts";
 import { ConfigError, parseConfig, parseDatabaseConfig } from "../config/config.ts";
 import type { Environment } from "../config/environment.ts";
-import { parseMetadataConfig } from "../config/metadata-config.ts";
 import { UserFacingError } from "../core/errors.ts";
 import type { Address } from "../core/hex.ts";
 import { createLogger } from "../core/logger.ts";
 import { queueCollection, queueTokens } from "../store/metadata.ts";
 import { addCommonOptions } from "./index-command.ts";
-import { addMetadataOptions, startMetadataWorkers } from "./metadata-runner.ts";
-import { addBlobStoreOptions, openBlobStore } from "./open-blob-store.ts";
+import { addMetadataOptions, openForMetadataWorkers, startMetadataWorkers } from "./metadata-runner.ts";
+import { addBlobStoreOptions } from "./open-blob-store.ts";
 import { openDatabase } from "./open-database.ts";
 import { type Lifecycle, untilStopped } from "./shutdown.ts";
 
@@ -37,23 +34,18 @@ export function registerMetadataCommand(
     .description("fetch the metadata of every queued token of the configured chains, until stopped")
     .action(async (flags) => {
       const config = parseConfig(flags, environment.variables);
-      const metadataConfig = parseMetadataConfig(flags, environment.variables);
-      const blobConfig = parseBlobStoreConfig(flags, environment.variables, join(config.dataDir, "blobs"));
-      const logger = createLogger(config.logLevel);
-      const blobs = await openBlobStore(blobConfig, logger, lifecycle);
-      const database = await openDatabase(
-        config.databaseUrl,
-        config.dataDir,
-        logger,
+      const { metadata, logger, blobs, database } = await openForMetadataWorkers(
+        flags,
+        config,
+        environment,
         lifecycle,
-        config.chains.length,
       );
       if (lifecycle.signal.aborted) return;
       startMetadataWorkers({
         sql: database.sql,
         chains: config.chains,
         tuning: config.tuning,
-        metadata: metadataConfig,
+        metadata,
         logger,
         lifecycle,
         blobs,

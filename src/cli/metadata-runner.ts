@@ -1,15 +1,24 @@
+import { join } from "node:path";
 import type { Command } from "commander";
 import { createChainClient } from "../chain/client.ts";
+import { type BlobStoreConfigInput, parseBlobStoreConfig } from "../config/blob-store-config.ts";
 import type { ChainConfig, Config } from "../config/config.ts";
 import { ConfigError } from "../config/config.ts";
-import type { MetadataConfig } from "../config/metadata-config.ts";
-import type { Logger } from "../core/logger.ts";
+import type { Environment } from "../config/environment.ts";
+import {
+  type MetadataConfig,
+  type MetadataConfigInput,
+  parseMetadataConfig,
+} from "../config/metadata-config.ts";
+import { createLogger, type Logger } from "../core/logger.ts";
 import { createFetcher } from "../metadata/fetch.ts";
 import { parseAllowList } from "../metadata/ssrf.ts";
 import { runMetadataWorker } from "../metadata/worker.ts";
 import type { BlobStore } from "../store/blobs.ts";
 import type { Sql } from "../store/database.ts";
 import { openMetadataClient } from "../store/metadata.ts";
+import { openBlobStore } from "./open-blob-store.ts";
+import { type OpenDatabase, openDatabase } from "./open-database.ts";
 import type { Lifecycle } from "./shutdown.ts";
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
@@ -29,6 +38,30 @@ export function addMetadataOptions(command: Command): Command {
     )
     .option("--metadata-concurrency <n>", "tokens fetched at once per chain (default 32)")
     .option("--metadata-per-host <n>", "tokens fetched at once from one host (default 8)");
+}
+
+/**
+ * What a command that runs the workers opens first: their settings, the image cache (shared with
+ * the API where one runs, so images are served from where they were stored) and the database.
+ */
+export async function openForMetadataWorkers(
+  flags: MetadataConfigInput & BlobStoreConfigInput,
+  config: Config,
+  environment: Environment,
+  lifecycle: Lifecycle,
+): Promise<{ metadata: MetadataConfig; logger: Logger; blobs: BlobStore; database: OpenDatabase }> {
+  const metadata = parseMetadataConfig(flags, environment.variables);
+  const blobConfig = parseBlobStoreConfig(flags, environment.variables, join(config.dataDir, "blobs"));
+  const logger = createLogger(config.logLevel);
+  const blobs = await openBlobStore(blobConfig, logger, lifecycle);
+  const database = await openDatabase(
+    config.databaseUrl,
+    config.dataDir,
+    logger,
+    lifecycle,
+    config.chains.length,
+  );
+  return { metadata, logger, blobs, database };
 }
 
 /** Connections the workers of all chains write through: a token's outcome is one short statement. */

@@ -1,18 +1,12 @@
-import { join } from "node:path";
 import type { Command } from "commander";
 import { createApiMetrics } from "../api/metrics.ts";
 import { parseApiConfig } from "../config/api-config.ts";
-import { parseBlobStoreConfig } from "../config/blob-store-config.ts";
 import { parseConfig } from "../config/config.ts";
 import type { Environment } from "../config/environment.ts";
-import { parseMetadataConfig } from "../config/metadata-config.ts";
-import { createLogger } from "../core/logger.ts";
 import { ensureChain } from "../store/chain-state.ts";
 import { addApiOptions, serveApi } from "./api-runner.ts";
 import { addCommonOptions } from "./index-command.ts";
-import { addMetadataOptions, startMetadataWorkers } from "./metadata-runner.ts";
-import { openBlobStore } from "./open-blob-store.ts";
-import { openDatabase } from "./open-database.ts";
+import { addMetadataOptions, openForMetadataWorkers, startMetadataWorkers } from "./metadata-runner.ts";
 import { createProgressDisplay } from "./progress.ts";
 import { runIndexers } from "./run-indexers.ts";
 import type { Lifecycle } from "./shutdown.ts";
@@ -34,18 +28,12 @@ export function registerStartCommand(program: Command, lifecycle: Lifecycle, env
         environment.variables,
         config.chains.map((c) => c.name),
       );
-      const metadataConfig = parseMetadataConfig(flags, environment.variables);
-      const blobConfig = parseBlobStoreConfig(flags, environment.variables, join(config.dataDir, "blobs"));
-      const logger = createLogger(config.logLevel);
-      // The worker and the API share one cache: images are served from where they were stored.
-      const blobs = await openBlobStore(blobConfig, logger, lifecycle);
-      const database = await openDatabase(
-        config.databaseUrl,
-        config.dataDir,
+      const {
+        metadata: metadataConfig,
         logger,
-        lifecycle,
-        config.chains.length,
-      );
+        blobs,
+        database,
+      } = await openForMetadataWorkers(flags, config, environment, lifecycle);
       if (lifecycle.signal.aborted) return;
       // Registered before the API starts, so each chain's rankings have a row to watch from the first request.
       for (const chain of config.chains) {

@@ -17,6 +17,7 @@ import type { Logger } from "../core/logger.ts";
 import type { BlobStore } from "../store/blobs.ts";
 import type { Queryable } from "../store/database.ts";
 import {
+  EMPTY_OUTCOME,
   type MetadataOutcome,
   type QueuedToken,
   retryLater,
@@ -54,23 +55,6 @@ const MAX_ATTEMPTS = 8;
 export function backoffSeconds(attempts: number): number {
   return Math.min(30 * 2 ** attempts, 6 * 3_600);
 }
-
-const EMPTY: MetadataOutcome = {
-  status: "none",
-  error: "",
-  tokenUri: "",
-  uri: "",
-  mimeType: "",
-  raw: null,
-  name: "",
-  description: "",
-  imageUriOriginal: "",
-  imageUri: "",
-  imageMimeType: "",
-  animationUrl: "",
-  externalUrl: "",
-  attributes: [],
-};
 
 /** Bounds how many tasks run at once per key. */
 function keyedLimit(limit: number) {
@@ -155,51 +139,50 @@ async function cacheImage(
 /** What one token's metadata is, found from the chain and the web. Throws FetchFailed (and chain errors) to retry. */
 export async function findMetadata(token: QueuedToken, o: Finding): Promise<MetadataOutcome> {
   const found = await readTokenUri(o.client, token.contract, token.tokenId, token.types);
-  if ("none" in found) return { ...EMPTY, status: "none", error: found.none };
+  if ("none" in found) return { ...EMPTY_OUTCOME, status: "none", error: found.none };
   let loaded: Awaited<ReturnType<typeof load>>;
   try {
     loaded = await load(found.uri, token.tokenId, o);
   } catch (error) {
     if (error instanceof FetchRefused)
-      return { ...EMPTY, status: "failed", error: error.message, tokenUri: found.uri };
+      return { ...EMPTY_OUTCOME, status: "failed", error: error.message, tokenUri: found.uri };
     throw error;
   }
-  if ("none" in loaded) return { ...EMPTY, status: "none", error: loaded.none, tokenUri: found.uri };
+  if ("none" in loaded) return { ...EMPTY_OUTCOME, status: "none", error: loaded.none, tokenUri: found.uri };
   const mimeType = sniffMediaType(loaded.body, loaded.declared);
-  // A token URI that is the image itself: no document, the URI is the image.
-  if (isMedia(mimeType)) {
-    const image = await cacheImage(found.uri, token.tokenId, o);
-    return {
-      ...EMPTY,
-      status: "ok",
-      tokenUri: found.uri,
-      uri: loaded.from,
-      mimeType,
-      raw: "",
-      imageUriOriginal: found.uri,
-      imageUri: image?.uri ?? "",
-      imageMimeType: image?.mimeType ?? "",
-    };
-  }
-  const raw = Buffer.from(loaded.body).toString("utf8");
-  const n = normaliseMetadata(raw);
-  const image = await cacheImage(n.image, token.tokenId, o);
-  return {
-    ...EMPTY,
-    status: "ok",
+  const fetched = {
+    ...EMPTY_OUTCOME,
+    status: "ok" as const,
     tokenUri: found.uri,
     uri: loaded.from,
     mimeType,
+  };
+  // A token URI that is the image itself: no document, the URI is the image.
+  if (isMedia(mimeType)) {
+    return { ...fetched, raw: "", ...(await imageOf(found.uri, token.tokenId, o)) };
+  }
+  const raw = Buffer.from(loaded.body).toString("utf8");
+  const n = normaliseMetadata(raw);
+  return {
+    ...fetched,
     raw,
     name: n.name,
     description: n.description,
-    imageUriOriginal: n.image,
-    imageUri: image?.uri ?? "",
-    imageMimeType: image?.mimeType ?? "",
+    ...(await imageOf(n.image, token.tokenId, o)),
     animationUrl: n.animationUrl,
     externalUrl: n.externalUrl,
     attributes: n.attributes,
   };
+}
+
+/** An outcome's image fields: where the image was found, and the cached copy if there is one. */
+async function imageOf(
+  location: string,
+  tokenId: bigint,
+  o: Finding,
+): Promise<Pick<MetadataOutcome, "imageUriOriginal" | "imageUri" | "imageMimeType">> {
+  const image = await cacheImage(location, tokenId, o);
+  return { imageUriOriginal: location, imageUri: image?.uri ?? "", imageMimeType: image?.mimeType ?? "" };
 }
 
 /** Runs until `signal` aborts: takes due tokens, works on them, stores their outcomes. */
@@ -255,7 +238,7 @@ export async function runMetadataWorker(options: MetadataWorkerOptions, signal: 
         options.onToken?.(token, "retry");
         return;
       }
-      outcome = { ...EMPTY, status: "failed", error: message };
+      outcome = { ...EMPTY_OUTCOME, status: "failed", error: message };
     }
     const stored = await storeOutcome(
       sql,

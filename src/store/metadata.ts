@@ -83,6 +83,24 @@ export interface MetadataOutcome {
   attributes: unknown[];
 }
 
+/** An outcome with nothing found: the base the worker's outcomes are made from. */
+export const EMPTY_OUTCOME: MetadataOutcome = {
+  status: "none",
+  error: "",
+  tokenUri: "",
+  uri: "",
+  mimeType: "",
+  raw: null,
+  name: "",
+  description: "",
+  imageUriOriginal: "",
+  imageUri: "",
+  imageMimeType: "",
+  animationUrl: "",
+  externalUrl: "",
+  attributes: [],
+};
+
 /**
  * Stores a token's outcome and takes it off the queue (or leaves it due later). A failure never
  * replaces a document fetched before, and an image that could not be cached this time never
