@@ -19,7 +19,7 @@
  */
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { connectDatabase } from "../src/store/database.ts";
+import { connectDatabase } from "../src/store/pg/database.ts";
 import { type ApiProcess, createApiKey, startApi } from "./bench-api/api-process.ts";
 import { checkDataset, tableRows } from "./bench-api/check.ts";
 import { loadDataset } from "./bench-api/dataset.ts";

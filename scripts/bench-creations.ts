@@ -30,9 +30,9 @@ import {
 } from "../src/devchain/deploy.ts";
 import { NEAR_HEAD_BLOCKS, runChainIndexer } from "../src/indexer/chain-indexer.ts";
 import { inspectContract } from "../src/indexer/classify/inspect.ts";
-import { connectDatabase } from "../src/store/database.ts";
-import { startEmbeddedPostgres } from "../src/store/embedded.ts";
-import { migrate } from "../src/store/migrate.ts";
+import { connectDatabase } from "../src/store/pg/database.ts";
+import { startEmbeddedPostgres } from "../src/store/pg/embedded.ts";
+import { migrate } from "../src/store/pg/migrate.ts";
 import { processTreeCpu } from "./bench/process-cpu.ts";
 import { type RpcCounts, startRpcCounter } from "./bench/rpc-counter.ts";
 

@@ -26,9 +26,9 @@ import { BatchSizer } from "../src/indexer/batch-sizer.ts";
 import { runChainIndexer } from "../src/indexer/chain-indexer.ts";
 import { inspectContract } from "../src/indexer/classify/inspect.ts";
 import { LOG_TOPICS } from "../src/indexer/fetch-batch.ts";
-import { connectDatabase, type Sql } from "../src/store/database.ts";
-import { startEmbeddedPostgres } from "../src/store/embedded.ts";
-import { migrate } from "../src/store/migrate.ts";
+import { connectDatabase, type Sql } from "../src/store/pg/database.ts";
+import { startEmbeddedPostgres } from "../src/store/pg/embedded.ts";
+import { migrate } from "../src/store/pg/migrate.ts";
 import { processTreeCpu } from "./bench/process-cpu.ts";
 
 const { values: args } = parseArgs({

@@ -19,9 +19,9 @@ import { silentLogger } from "../src/core/logger.ts";
 import { createFetcher } from "../src/metadata/fetch.ts";
 import { parseAllowList } from "../src/metadata/ssrf.ts";
 import { runMetadataWorker } from "../src/metadata/worker.ts";
-import { connectDatabase } from "../src/store/database.ts";
-import { openMetadataClient } from "../src/store/metadata.ts";
-import { migrate } from "../src/store/migrate.ts";
+import { connectDatabase } from "../src/store/pg/database.ts";
+import { migrate } from "../src/store/pg/migrate.ts";
+import { openMetadataClient } from "../src/store/tables/metadata.ts";
 import { processTreeCpu } from "./bench/process-cpu.ts";
 import { openBenchServer } from "./bench-api/server.ts";
 

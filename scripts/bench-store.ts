@@ -12,12 +12,12 @@ import postgres from "postgres";
 import { type Address, type Hex, ZERO_ADDRESS } from "../src/core/hex.ts";
 import type { NftTransfer } from "../src/core/types.ts";
 import { computeEffects } from "../src/indexer/effects.ts";
-import { connectDatabase, type Queryable, type Sql } from "../src/store/database.ts";
-import { startEmbeddedPostgres } from "../src/store/embedded.ts";
-import { migrate } from "../src/store/migrate.ts";
-import { encodeOwnership, ownershipStatements } from "../src/store/ownership.ts";
-import { openWriteSession, type Statement } from "../src/store/session.ts";
-import { encodeNftTransfers, nftTransferStatements } from "../src/store/transfers.ts";
+import { connectDatabase, type Queryable, type Sql } from "../src/store/pg/database.ts";
+import { startEmbeddedPostgres } from "../src/store/pg/embedded.ts";
+import { migrate } from "../src/store/pg/migrate.ts";
+import { openWriteSession, type Statement } from "../src/store/pg/session.ts";
+import { encodeOwnership, ownershipStatements } from "../src/store/tables/ownership.ts";
+import { encodeNftTransfers, nftTransferStatements } from "../src/store/tables/transfers.ts";
 import { processCpu } from "./bench/process-cpu.ts";
 
 const { values: args } = parseArgs({ options: { rows: { type: "string", default: "228000" } } });

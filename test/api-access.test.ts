@@ -17,7 +17,7 @@ import { createKeyVerifier } from "../src/api/key-verifier.ts";
 import { createApiMetrics } from "../src/api/metrics.ts";
 import { OPENAPI_PATH } from "../src/api/rest.ts";
 import { type RunningApi, startApi, startMetricsServer } from "../src/api/server.ts";
-import { revokeApiKey } from "../src/store/api-keys.ts";
+import { revokeApiKey } from "../src/store/tables/api-keys.ts";
 import { API_CHAIN_ID, type ApiFixture, startApiFixture } from "./support/api-fixture.ts";
 
 let f: ApiFixture;

@@ -11,8 +11,8 @@ import {
   parseKey,
   secretMatches,
 } from "../src/api/keys.ts";
-import { findApiKey, insertApiKey, replaceApiKey, revokeApiKey } from "../src/store/api-keys.ts";
-import { connectDatabase } from "../src/store/database.ts";
+import { connectDatabase } from "../src/store/pg/database.ts";
+import { findApiKey, insertApiKey, replaceApiKey, revokeApiKey } from "../src/store/tables/api-keys.ts";
 import { mintlens } from "./support/cli.ts";
 import { createTestDatabase, stopTestServer, type TestDatabase } from "./support/database.ts";
 

@@ -14,7 +14,7 @@ import { fileURLToPath } from "node:url";
 import { generateKey } from "../src/api/keys.ts";
 import { generateHistory, historyGenesisTimestamp } from "../src/demo/activity.ts";
 import { type Anvil, startAnvil } from "../src/devchain/anvil.ts";
-import { insertApiKey } from "../src/store/api-keys.ts";
+import { insertApiKey } from "../src/store/tables/api-keys.ts";
 import { mintlens } from "./support/cli.ts";
 import { createTestDatabase, stopTestServer, type TestDatabase } from "./support/database.ts";
 

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { startAnvil } from "../src/devchain/anvil.ts";
-import { startEmbeddedPostgres } from "../src/store/embedded.ts";
+import { startEmbeddedPostgres } from "../src/store/pg/embedded.ts";
 
 /**
  * A supervisor (systemd, a container runtime) stops a service with `kill <pid>`: the signal

@@ -22,10 +22,10 @@ import {
   pointDemoMetadata,
 } from "../src/demo/metadata-setup.ts";
 import { type Anvil, startAnvil } from "../src/devchain/anvil.ts";
+import { createBlobStore } from "../src/media/blobs.ts";
 import { createFetcher } from "../src/metadata/fetch.ts";
 import { parseAllowList } from "../src/metadata/ssrf.ts";
 import { runMetadataWorker } from "../src/metadata/worker.ts";
-import { createBlobStore } from "../src/store/blobs.ts";
 import { type ApiClient, createApiFixtureOn } from "./support/api-client.ts";
 import { createTestDatabase, stopTestServer, type TestDatabase } from "./support/database.ts";
 import { indexUntil } from "./support/indexing.ts";

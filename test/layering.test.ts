@@ -22,13 +22,15 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   chain: ["core"],
   config: ["core", "chain"],
   store: ["core"],
+  // The image cache: a directory or an S3-compatible bucket, not PostgreSQL.
+  media: ["core"],
   // Pure: sale attribution, exchange rates, and buckets and rankings, all used by the indexer.
   sales: ["core"],
   rates: ["core"],
   rollups: ["core"],
   indexer: ["core", "chain", "config", "store", "sales", "rates", "rollups"],
-  metadata: ["core", "store", "chain"],
-  api: ["core", "store", "gen"],
+  metadata: ["core", "store", "media", "chain"],
+  api: ["core", "store", "media", "gen"],
   devchain: ["core", "config"],
   demo: ["core", "devchain", "chain"],
   // Where things are wired together. Nothing else imports cli or api.
@@ -38,6 +40,7 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
     "chain",
     "config",
     "store",
+    "media",
     "sales",
     "rates",
     "rollups",

@@ -25,7 +25,7 @@ import {
   retryLater,
   storeOutcome,
   takeDueTokens,
-} from "../src/store/metadata.ts";
+} from "../src/store/tables/metadata.ts";
 import { createTestDatabase, stopTestServer, type TestDatabase } from "./support/database.ts";
 import { indexUntil } from "./support/indexing.ts";
 

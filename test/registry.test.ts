@@ -3,8 +3,8 @@ import { after, before, describe, test } from "node:test";
 import type { Address } from "../src/core/hex.ts";
 import type { EmittedShapes } from "../src/indexer/decode/shapes.ts";
 import { ContractRegistry, type InspectFn, RegistryResetError } from "../src/indexer/registry.ts";
-import { storedContracts, upsertContractsStatements } from "../src/store/contracts.ts";
-import { runInOrder } from "../src/store/session.ts";
+import { runInOrder } from "../src/store/pg/session.ts";
+import { storedContracts, upsertContractsStatements } from "../src/store/tables/contracts.ts";
 import { createTestDatabase, stopTestServer, type TestDatabase } from "./support/database.ts";
 
 const CHAIN_ID = 7;

@@ -19,14 +19,14 @@ import { openBlobStore } from "../src/cli/open-blob-store.ts";
 import { parseBlobStoreConfig } from "../src/config/blob-store-config.ts";
 import { TransientError, UserFacingError } from "../src/core/errors.ts";
 import { silentLogger } from "../src/core/logger.ts";
-import type { BlobStore } from "../src/store/blobs.ts";
+import type { BlobStore } from "../src/media/blobs.ts";
 import {
   BlobStoreRefusedError,
   BlobStoreUnavailableError,
   createS3BlobStore,
   type S3BlobStore,
   type S3BlobStoreOptions,
-} from "../src/store/blobs-s3.ts";
+} from "../src/media/blobs-s3.ts";
 import { closedPort, S3_CREDENTIALS, type S3TestServer, startS3Server } from "./support/s3-server.ts";
 
 const PNG = Buffer.concat([

@@ -6,9 +6,9 @@ import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { after, before, describe, test } from "node:test";
 import postgres from "postgres";
-import { connectDatabase } from "../src/store/database.ts";
-import { startEmbeddedPostgres } from "../src/store/embedded.ts";
-import { openNoDelaySocket } from "../src/store/socket.ts";
+import { connectDatabase } from "../src/store/pg/database.ts";
+import { startEmbeddedPostgres } from "../src/store/pg/embedded.ts";
+import { openNoDelaySocket } from "../src/store/pg/socket.ts";
 import { createTestDatabase, stopTestServer, type TestDatabase } from "./support/database.ts";
 
 after(stopTestServer);

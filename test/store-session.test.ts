@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
-import { classifyDatabaseError } from "../src/store/errors.ts";
-import { openWriteSession, type WriteSession } from "../src/store/session.ts";
+import { classifyDatabaseError } from "../src/store/pg/errors.ts";
+import { openWriteSession, type WriteSession } from "../src/store/pg/session.ts";
 import { createTestDatabase, stopTestServer, type TestDatabase } from "./support/database.ts";
 
 const CHAIN_ID = 424242;

@@ -8,11 +8,11 @@ import { prepareBatch, writeBatch } from "../src/indexer/commit.ts";
 import { ContractRegistry } from "../src/indexer/registry.ts";
 import { SaleMemory } from "../src/indexer/sale-memory.ts";
 import { RateBook } from "../src/rates/convert.ts";
-import { ensureChain, nextBlock } from "../src/store/chain-state.ts";
-import { storedContracts } from "../src/store/contracts.ts";
-import { holderUnits } from "../src/store/ownership.ts";
-import { openWriteSession, type WriteSession } from "../src/store/session.ts";
-import { nftTransfersAfter } from "../src/store/transfers.ts";
+import { openWriteSession, type WriteSession } from "../src/store/pg/session.ts";
+import { ensureChain, nextBlock } from "../src/store/tables/chain-state.ts";
+import { storedContracts } from "../src/store/tables/contracts.ts";
+import { holderUnits } from "../src/store/tables/ownership.ts";
+import { nftTransfersAfter } from "../src/store/tables/transfers.ts";
 import { createTestDatabase, stopTestServer, type TestDatabase } from "./support/database.ts";
 
 const CHAIN_ID = 5151;

@@ -4,7 +4,7 @@
  * benchmark measure empty answers.
  */
 import type { Address } from "../../src/core/hex.ts";
-import { bare, type Queryable, toHex } from "../../src/store/database.ts";
+import { bare, type Queryable, toHex } from "../../src/store/pg/database.ts";
 import { listContracts } from "../../src/store/read/contracts.ts";
 import { nftDetails } from "../../src/store/read/nft.ts";
 import { listOwners } from "../../src/store/read/owners.ts";

@@ -5,7 +5,7 @@
  */
 import type { Address } from "../../src/core/hex.ts";
 import { Prng } from "../../src/demo/prng.ts";
-import { type Queryable, toHex } from "../../src/store/database.ts";
+import { type Queryable, toHex } from "../../src/store/pg/database.ts";
 
 /** How the verdicts treat an operation: series and rankings must scale with the data. */
 export type OperationKind = "bare" | "list" | "top" | "series" | "nft";

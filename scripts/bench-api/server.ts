@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import postgres from "postgres";
-import { startEmbeddedPostgres } from "../../src/store/embedded.ts";
+import { startEmbeddedPostgres } from "../../src/store/pg/embedded.ts";
 
 export interface BenchServer {
   /** The embedded server's postmaster, for its CPU; undefined for a server given by URL. */

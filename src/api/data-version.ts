@@ -4,7 +4,7 @@
  * listener is told, so a commit reaches them within one poll.
  */
 import type { Logger } from "../core/logger.ts";
-import type { Queryable } from "../store/database.ts";
+import type { Queryable } from "../store/pg/database.ts";
 import { dataVersion } from "../store/read/version.ts";
 
 export interface DataVersion {

@@ -13,7 +13,7 @@
  * | UnavailableError        | UNAVAILABLE (14)       | 503  | retry later                  |
  */
 import { TransientError } from "../core/errors.ts";
-import { classifyDatabaseError } from "../store/errors.ts";
+import { classifyDatabaseError } from "../store/pg/errors.ts";
 
 /** The gRPC status codes the API uses (google.rpc.Code). */
 export const GrpcCode = {

@@ -1,6 +1,6 @@
 import { LRUCache } from "lru-cache";
-import { findApiKey, type StoredApiKey } from "../store/api-keys.ts";
-import type { Queryable } from "../store/database.ts";
+import type { Queryable } from "../store/pg/database.ts";
+import { findApiKey, type StoredApiKey } from "../store/tables/api-keys.ts";
 import { parseKey, secretMatches } from "./keys.ts";
 
 export type KeyCheck =

@@ -9,7 +9,7 @@
  * window moved on to a new bucket. A duration nobody asked for in `idleMs` is dropped rather than
  * kept fresh.
  */
-import type { Queryable } from "../store/database.ts";
+import type { Queryable } from "../store/pg/database.ts";
 import { type Ranked, type RankingMetric, rankCollections, windowSales } from "../store/read/top.ts";
 import type { DataVersion } from "./data-version.ts";
 import { DURATION_SECONDS, type Duration } from "./params.ts";

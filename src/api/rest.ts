@@ -9,7 +9,7 @@ import { join, relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import Fastify, { type FastifyInstance, type FastifyReply } from "fastify";
 import type { Logger } from "../core/logger.ts";
-import type { BlobStore } from "../store/blobs.ts";
+import type { BlobStore } from "../media/blobs.ts";
 import {
   type ApiError,
   GrpcCode,

@@ -8,7 +8,7 @@ import { create, type DescMessage, type DescMethod, type MessageShape } from "@b
 import type { Address } from "../core/hex.ts";
 import { CollectionsService } from "../gen/mintlens/v1beta2/collections_pb.ts";
 import { FoundationalService } from "../gen/mintlens/v1beta2/foundational_pb.ts";
-import type { Queryable } from "../store/database.ts";
+import type { Queryable } from "../store/pg/database.ts";
 import { listContracts } from "../store/read/contracts.ts";
 import { rawMetadata } from "../store/read/metadata.ts";
 import { nftDetails } from "../store/read/nft.ts";

@@ -7,8 +7,8 @@ import { loadTls } from "../api/tls.ts";
 import type { ApiConfig, ApiConfigInput } from "../config/api-config.ts";
 import type { BlobStoreConfigInput } from "../config/blob-store-config.ts";
 import { createAccessLogger, type Logger } from "../core/logger.ts";
-import type { BlobStore } from "../store/blobs.ts";
-import type { Sql } from "../store/database.ts";
+import type { BlobStore } from "../media/blobs.ts";
+import type { Sql } from "../store/pg/database.ts";
 import { addBlobStoreOptions } from "./open-blob-store.ts";
 import type { Lifecycle } from "./shutdown.ts";
 

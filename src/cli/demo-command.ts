@@ -15,9 +15,9 @@ import { generateHistory, historyGenesisTimestamp, runLiveActivity } from "../de
 import { startDemoMetadataServer } from "../demo/metadata-server.ts";
 import { DEMO_METADATA_NAMES, moveGoneMetadata, pointDemoMetadata } from "../demo/metadata-setup.ts";
 import { startAnvil } from "../devchain/anvil.ts";
-import { insertApiKey } from "../store/api-keys.ts";
-import { ensureChain } from "../store/chain-state.ts";
-import { collectionSummaries } from "../store/summary.ts";
+import { collectionSummaries } from "../store/read/summary.ts";
+import { insertApiKey } from "../store/tables/api-keys.ts";
+import { ensureChain } from "../store/tables/chain-state.ts";
 import { addApiOptions, serveApi } from "./api-runner.ts";
 import { startMetadataWorkers } from "./metadata-runner.ts";
 import { openBlobStore } from "./open-blob-store.ts";

@@ -4,14 +4,14 @@ import { parseDatabaseConfig } from "../config/config.ts";
 import type { Environment } from "../config/environment.ts";
 import { UserFacingError } from "../core/errors.ts";
 import { createLogger } from "../core/logger.ts";
+import type { Sql } from "../store/pg/database.ts";
 import {
   type ApiKeyListing,
   insertApiKey,
   listApiKeys,
   replaceApiKey,
   revokeApiKey,
-} from "../store/api-keys.ts";
-import type { Sql } from "../store/database.ts";
+} from "../store/tables/api-keys.ts";
 import { openDatabase } from "./open-database.ts";
 import type { Lifecycle } from "./shutdown.ts";
 

@@ -4,7 +4,7 @@ import type { Environment } from "../config/environment.ts";
 import { UserFacingError } from "../core/errors.ts";
 import type { Address } from "../core/hex.ts";
 import { createLogger } from "../core/logger.ts";
-import { queueCollection, queueTokens } from "../store/metadata.ts";
+import { queueCollection, queueTokens } from "../store/tables/metadata.ts";
 import { addCommonOptions } from "./index-command.ts";
 import { addMetadataOptions, openForMetadataWorkers, startMetadataWorkers } from "./metadata-runner.ts";
 import { addBlobStoreOptions } from "./open-blob-store.ts";

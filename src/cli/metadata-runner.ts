@@ -11,12 +11,12 @@ import {
   parseMetadataConfig,
 } from "../config/metadata-config.ts";
 import { createLogger, type Logger } from "../core/logger.ts";
+import type { BlobStore } from "../media/blobs.ts";
 import { createFetcher } from "../metadata/fetch.ts";
 import { parseAllowList } from "../metadata/ssrf.ts";
 import { runMetadataWorker } from "../metadata/worker.ts";
-import type { BlobStore } from "../store/blobs.ts";
-import type { Sql } from "../store/database.ts";
-import { openMetadataClient } from "../store/metadata.ts";
+import type { Sql } from "../store/pg/database.ts";
+import { openMetadataClient } from "../store/tables/metadata.ts";
 import { openBlobStore } from "./open-blob-store.ts";
 import { type OpenDatabase, openDatabase } from "./open-database.ts";
 import type { Lifecycle } from "./shutdown.ts";

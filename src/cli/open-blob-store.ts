@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import type { BlobStoreConfig } from "../config/blob-store-config.ts";
 import { errorMessage, UserFacingError } from "../core/errors.ts";
 import type { Logger } from "../core/logger.ts";
-import { type BlobStore, createBlobStore } from "../store/blobs.ts";
+import { type BlobStore, createBlobStore } from "../media/blobs.ts";
 import type { Lifecycle } from "./shutdown.ts";
 
 /** The image cache's flags, for every command that fetches or serves images. */
@@ -27,7 +27,7 @@ export async function openBlobStore(
 ): Promise<BlobStore> {
   if (config.kind === "directory") return createBlobStore(config.dir);
   // Loaded only when a bucket is configured: the S3 client is most of a second of every start-up.
-  const { createS3BlobStore } = await import("../store/blobs-s3.ts");
+  const { createS3BlobStore } = await import("../media/blobs-s3.ts");
   const store = createS3BlobStore(config);
   lifecycle.defer(() => store.close());
   try {

@@ -1,8 +1,8 @@
 import { join, resolve } from "node:path";
 import type { Logger } from "../core/logger.ts";
-import { connectDatabase, type Sql } from "../store/database.ts";
-import { startEmbeddedPostgres } from "../store/embedded.ts";
-import { migrate } from "../store/migrate.ts";
+import { connectDatabase, type Sql } from "../store/pg/database.ts";
+import { startEmbeddedPostgres } from "../store/pg/embedded.ts";
+import { migrate } from "../store/pg/migrate.ts";
 import type { Lifecycle } from "./shutdown.ts";
 
 export interface OpenDatabase {

@@ -4,7 +4,7 @@ import { errorMessage, UserFacingError } from "../core/errors.ts";
 import type { Logger } from "../core/logger.ts";
 import { type Progress, runChainIndexer } from "../indexer/chain-indexer.ts";
 import { inspectContract } from "../indexer/classify/inspect.ts";
-import type { Sql } from "../store/database.ts";
+import type { Sql } from "../store/pg/database.ts";
 
 export interface RunIndexersOptions {
   config: Config;

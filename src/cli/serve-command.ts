@@ -6,7 +6,7 @@ import { ConfigError, parseDatabaseConfig } from "../config/config.ts";
 import type { Environment } from "../config/environment.ts";
 import { UserFacingError } from "../core/errors.ts";
 import { createLogger } from "../core/logger.ts";
-import type { Sql } from "../store/database.ts";
+import type { Sql } from "../store/pg/database.ts";
 import { addApiOptions, serveApi } from "./api-runner.ts";
 import { openBlobStore } from "./open-blob-store.ts";
 import { openDatabase } from "./open-database.ts";

@@ -3,7 +3,7 @@ import { createApiMetrics } from "../api/metrics.ts";
 import { parseApiConfig } from "../config/api-config.ts";
 import { parseConfig } from "../config/config.ts";
 import type { Environment } from "../config/environment.ts";
-import { ensureChain } from "../store/chain-state.ts";
+import { ensureChain } from "../store/tables/chain-state.ts";
 import { addApiOptions, serveApi } from "./api-runner.ts";
 import { addCommonOptions } from "./index-command.ts";
 import { addMetadataOptions, openForMetadataWorkers, startMetadataWorkers } from "./metadata-runner.ts";

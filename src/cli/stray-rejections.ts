@@ -1,4 +1,4 @@
-import { classifyDatabaseError } from "../store/errors.ts";
+import { classifyDatabaseError } from "../store/pg/errors.ts";
 
 /**
  * postgres.js fetches the server's array types on every new connection from a promise nobody

@@ -11,7 +11,7 @@ import type {
 import type { PoolState } from "../rates/events.ts";
 import type { PunkBidEvent } from "../sales/markets.ts";
 import type { MarketEvent } from "../sales/types.ts";
-import type { SkippedLog } from "../store/skipped-logs.ts";
+import type { SkippedLog } from "../store/tables/skipped-logs.ts";
 
 /** Where a contract was first seen, when its deployment was not observed. */
 export interface FirstSeen {

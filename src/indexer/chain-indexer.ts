@@ -7,18 +7,18 @@ import type { Hex } from "../core/hex.ts";
 import type { Logger } from "../core/logger.ts";
 import { redactUrl } from "../core/url.ts";
 import { RateBook, type RateBookConfig } from "../rates/convert.ts";
+import type { Sql } from "../store/pg/database.ts";
+import { classifyDatabaseError } from "../store/pg/errors.ts";
+import { openWriteSession, type WriteSession } from "../store/pg/session.ts";
 import {
   ensureChain,
   nextBlock,
   oldestRecentBlock,
   storedBlockHash,
   storedBlockHashes,
-} from "../store/chain-state.ts";
-import { storedContracts } from "../store/contracts.ts";
-import type { Sql } from "../store/database.ts";
-import { classifyDatabaseError } from "../store/errors.ts";
-import { latestPoolStates } from "../store/pool-states.ts";
-import { openWriteSession, type WriteSession } from "../store/session.ts";
+} from "../store/tables/chain-state.ts";
+import { storedContracts } from "../store/tables/contracts.ts";
+import { latestPoolStates } from "../store/tables/pool-states.ts";
 import type { FetchedBatch } from "./batch.ts";
 import { BatchSizer } from "./batch-sizer.ts";
 import { type PreparedBatch, prepareBatch, RECENT_BLOCKS_KEPT, writeBatch } from "./commit.ts";

@@ -1,20 +1,21 @@
 import type { Address } from "../core/hex.ts";
-import { rememberBlocksStatements, setNextBlockStatement } from "../store/chain-state.ts";
+import type { Sql } from "../store/pg/database.ts";
+import type { WriteSession } from "../store/pg/session.ts";
+import { rememberBlocksStatements, setNextBlockStatement } from "../store/tables/chain-state.ts";
 import {
   type FirstSeenAt,
   reclassifyContractsStatements,
   upsertContractsStatements,
-} from "../store/contracts.ts";
-import { insertCreationsStatements } from "../store/creations.ts";
-import type { Sql } from "../store/database.ts";
-import { dayStatements, type TouchedDays, touchedDays } from "../store/days.ts";
+} from "../store/tables/contracts.ts";
+import { insertCreationsStatements } from "../store/tables/creations.ts";
+import { dayStatements, type TouchedDays, touchedDays } from "../store/tables/days.ts";
 import {
   type EncodedOwnership,
   encodeOwnership,
   holderUnits,
   ownershipStatements,
-} from "../store/ownership.ts";
-import { poolStateStatements } from "../store/pool-states.ts";
+} from "../store/tables/ownership.ts";
+import { poolStateStatements } from "../store/tables/pool-states.ts";
 import {
   type EncodedSales,
   encodeSales,
@@ -24,10 +25,14 @@ import {
   punkKey,
   salesStatements,
   tokenKey,
-} from "../store/sales.ts";
-import type { WriteSession } from "../store/session.ts";
-import { insertSkippedLogsStatements } from "../store/skipped-logs.ts";
-import { type EncodedMints, encodeMints, metadataUpdateStatements, mintStatements } from "../store/tokens.ts";
+} from "../store/tables/sales.ts";
+import { insertSkippedLogsStatements } from "../store/tables/skipped-logs.ts";
+import {
+  type EncodedMints,
+  encodeMints,
+  metadataUpdateStatements,
+  mintStatements,
+} from "../store/tables/tokens.ts";
 import {
   type EncodedNftTransfers,
   type EncodedTransfers,
@@ -35,7 +40,7 @@ import {
   encodeNftTransfers,
   fungibleTransferStatements,
   nftTransferStatements,
-} from "../store/transfers.ts";
+} from "../store/tables/transfers.ts";
 import { type FetchedBatch, timeOfBatch } from "./batch.ts";
 import { mergeMetadataUpdates } from "./decode/metadata-updates.ts";
 import { computeEffects, touchedHolders } from "./effects.ts";

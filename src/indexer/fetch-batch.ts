@@ -14,7 +14,7 @@ import type {
 import { decodePoolLogs, POOL_TOPICS } from "../rates/events.ts";
 import type { PoolDescription } from "../rates/pools.ts";
 import { decodeMarketEvent, decodePunkBid, MARKET_TOPICS, PUNK_BID_TOPICS } from "../sales/markets.ts";
-import type { SkippedLog } from "../store/skipped-logs.ts";
+import type { SkippedLog } from "../store/tables/skipped-logs.ts";
 import type { FetchedBatch, FirstSeen } from "./batch.ts";
 import { type DecodedLogs, decodeLogs } from "./decode/decode-logs.ts";
 import { decodeMetadataUpdate, METADATA_UPDATE_TOPICS } from "./decode/metadata-updates.ts";

@@ -6,7 +6,7 @@ import type {
   ContractRecord,
   FirstSeenAt,
   StoredContract,
-} from "../store/contracts.ts";
+} from "../store/tables/contracts.ts";
 import type { TypesOf } from "./decode/readings.ts";
 import type { EmittedShapes, EventShape } from "./decode/shapes.ts";
 

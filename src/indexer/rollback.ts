@@ -1,14 +1,14 @@
-import { forgetBlocksAfter, setNextBlock } from "../store/chain-state.ts";
-import { deleteContractsDiscoveredAfter } from "../store/contracts.ts";
-import { deleteCreationsAfter } from "../store/creations.ts";
-import { rebuildDaysAfter } from "../store/days.ts";
-import { applyOwnership, holderUnits, pruneAfterRollback } from "../store/ownership.ts";
-import { deletePoolStatesAfter } from "../store/pool-states.ts";
-import { deletePunkBidsAfter, rollbackSalesAfter } from "../store/sales.ts";
-import type { WriteSession } from "../store/session.ts";
-import { deleteSkippedLogsAfter } from "../store/skipped-logs.ts";
-import { deleteTokensMintedAfter } from "../store/tokens.ts";
-import { deleteTransfersAfter, nftTransfersAfter } from "../store/transfers.ts";
+import type { WriteSession } from "../store/pg/session.ts";
+import { forgetBlocksAfter, setNextBlock } from "../store/tables/chain-state.ts";
+import { deleteContractsDiscoveredAfter } from "../store/tables/contracts.ts";
+import { deleteCreationsAfter } from "../store/tables/creations.ts";
+import { rebuildDaysAfter } from "../store/tables/days.ts";
+import { applyOwnership, holderUnits, pruneAfterRollback } from "../store/tables/ownership.ts";
+import { deletePoolStatesAfter } from "../store/tables/pool-states.ts";
+import { deletePunkBidsAfter, rollbackSalesAfter } from "../store/tables/sales.ts";
+import { deleteSkippedLogsAfter } from "../store/tables/skipped-logs.ts";
+import { deleteTokensMintedAfter } from "../store/tables/tokens.ts";
+import { deleteTransfersAfter, nftTransfersAfter } from "../store/tables/transfers.ts";
 import { computeEffects, touchedHolders, unitsBeforeTransfers } from "./effects.ts";
 
 /**

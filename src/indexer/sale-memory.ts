@@ -1,6 +1,6 @@
 import type { Address } from "../core/hex.ts";
-import type { Queryable } from "../store/database.ts";
-import { hasSales, type LastSales, lastSales, tokenKey } from "../store/sales.ts";
+import type { Queryable } from "../store/pg/database.ts";
+import { hasSales, type LastSales, lastSales, tokenKey } from "../store/tables/sales.ts";
 
 type Parties = { seller: Address; buyer: Address };
 

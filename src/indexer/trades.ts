@@ -3,7 +3,13 @@ import { attributeTransaction, type BidLookup } from "../sales/attribute.ts";
 import { type PriceContext, priceTrade, type TradePrice } from "../sales/price.ts";
 import { saleTransactions } from "../sales/transactions.ts";
 import type { Trade } from "../sales/types.ts";
-import { type OpenBid, punkKey, type SaleBucketDelta, type SaleRow, tokenKey } from "../store/sales.ts";
+import {
+  type OpenBid,
+  punkKey,
+  type SaleBucketDelta,
+  type SaleRow,
+  tokenKey,
+} from "../store/tables/sales.ts";
 import type { FetchedBatch } from "./batch.ts";
 import { bucketStart } from "./effects.ts";
 

@@ -14,8 +14,8 @@
 import type { ChainClient } from "../chain/rpc-types.ts";
 import { errorMessage } from "../core/errors.ts";
 import type { Logger } from "../core/logger.ts";
-import type { BlobStore } from "../store/blobs.ts";
-import type { Queryable } from "../store/database.ts";
+import type { BlobStore } from "../media/blobs.ts";
+import type { Queryable } from "../store/pg/database.ts";
 import {
   EMPTY_OUTCOME,
   type MetadataOutcome,
@@ -23,7 +23,7 @@ import {
   retryLater,
   storeOutcome,
   takeDueTokens,
-} from "../store/metadata.ts";
+} from "../store/tables/metadata.ts";
 import { type Fetcher, FetchFailed, FetchRefused } from "./fetch.ts";
 import { normaliseMetadata } from "./normalise.ts";
 import { sniffMediaType } from "./sniff.ts";

@@ -9,9 +9,9 @@ import { createApiMetrics } from "../../src/api/metrics.ts";
 import { startApi } from "../../src/api/server.ts";
 import { loadTls } from "../../src/api/tls.ts";
 import { silentLogger } from "../../src/core/logger.ts";
-import { insertApiKey } from "../../src/store/api-keys.ts";
-import type { BlobStore } from "../../src/store/blobs.ts";
-import type { Sql } from "../../src/store/database.ts";
+import type { BlobStore } from "../../src/media/blobs.ts";
+import type { Sql } from "../../src/store/pg/database.ts";
+import { insertApiKey } from "../../src/store/tables/api-keys.ts";
 
 export interface ApiClient {
   get(path: string): Promise<{ status: number; body: unknown }>;

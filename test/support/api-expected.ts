@@ -5,7 +5,7 @@
  */
 import { isBurnAddress } from "../../src/core/burn.ts";
 import type { Address } from "../../src/core/hex.ts";
-import type { Sql } from "../../src/store/database.ts";
+import type { Sql } from "../../src/store/pg/database.ts";
 
 export interface TransferEvent {
   time: number;

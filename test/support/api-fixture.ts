@@ -18,8 +18,8 @@ import { loadTls, type TlsMaterial } from "../../src/api/tls.ts";
 import { silentLogger } from "../../src/core/logger.ts";
 import { generateHistory, type HistorySummary, historyGenesisTimestamp } from "../../src/demo/activity.ts";
 import { type Anvil, startAnvil } from "../../src/devchain/anvil.ts";
-import { insertApiKey } from "../../src/store/api-keys.ts";
-import type { Sql } from "../../src/store/database.ts";
+import type { Sql } from "../../src/store/pg/database.ts";
+import { insertApiKey } from "../../src/store/tables/api-keys.ts";
 import { createTestDatabase, stopTestServer, type TestDatabase } from "./database.ts";
 import { indexUntil } from "./indexing.ts";
 

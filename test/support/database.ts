@@ -2,9 +2,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import postgres from "postgres";
-import { connectDatabase, type Sql } from "../../src/store/database.ts";
-import { startEmbeddedPostgres } from "../../src/store/embedded.ts";
-import { migrate } from "../../src/store/migrate.ts";
+import { connectDatabase, type Sql } from "../../src/store/pg/database.ts";
+import { startEmbeddedPostgres } from "../../src/store/pg/embedded.ts";
+import { migrate } from "../../src/store/pg/migrate.ts";
 
 export interface TestDatabase {
   url: string;

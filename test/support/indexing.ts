@@ -4,7 +4,7 @@ import { type Logger, silentLogger } from "../../src/core/logger.ts";
 import { type ChainIndexerOptions, type Progress, runChainIndexer } from "../../src/indexer/chain-indexer.ts";
 import { inspectContract } from "../../src/indexer/classify/inspect.ts";
 import type { InspectFn } from "../../src/indexer/registry.ts";
-import type { Sql } from "../../src/store/database.ts";
+import type { Sql } from "../../src/store/pg/database.ts";
 
 export const TEST_TUNING: IndexerTuning = {
   pollIntervalMs: 100,

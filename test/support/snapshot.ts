@@ -1,4 +1,4 @@
-import type { Sql } from "../../src/store/database.ts";
+import type { Sql } from "../../src/store/pg/database.ts";
 
 /** Tables and the order that makes their dump canonical. */
 const TABLES: Record<string, string> = {

@@ -1,6 +1,6 @@
 import type { Address, Hex } from "../../core/hex.ts";
 import type { ContractType } from "../../core/types.ts";
-import { type Queryable, toHex } from "../database.ts";
+import { type Queryable, toHex } from "../pg/database.ts";
 
 export interface ContractListing {
   address: Address;

@@ -1,5 +1,5 @@
 import type { Address } from "../../core/hex.ts";
-import { bare, type Queryable } from "../database.ts";
+import { bare, type Queryable } from "../pg/database.ts";
 
 /** A token's metadata document as last fetched. */
 export interface RawDocument {

@@ -1,6 +1,6 @@
 import type { Address, Hex } from "../../core/hex.ts";
 import type { ContractType } from "../../core/types.ts";
-import { bare, type Queryable, toHex } from "../database.ts";
+import { bare, type Queryable, toHex } from "../pg/database.ts";
 
 export interface NftSale {
   txHash: Hex;

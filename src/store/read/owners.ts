@@ -1,5 +1,5 @@
 import type { Address } from "../../core/hex.ts";
-import { bare, type Queryable, toHex } from "../database.ts";
+import { bare, type Queryable, toHex } from "../pg/database.ts";
 
 export interface Owner {
   address: Address;

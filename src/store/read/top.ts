@@ -1,6 +1,6 @@
 import type { Address } from "../../core/hex.ts";
-import { type Queryable, toHex } from "../database.ts";
-import { DAY_SECONDS } from "../days.ts";
+import { type Queryable, toHex } from "../pg/database.ts";
+import { DAY_SECONDS } from "../tables/days.ts";
 
 export type RankingMetric = "volume" | "sales" | "maxPrice" | "avgPrice";
 

@@ -1,4 +1,4 @@
-import type { Queryable } from "../database.ts";
+import type { Queryable } from "../pg/database.ts";
 
 /**
  * A value that changes whenever data the API serves for a chain changes: the indexer's commits

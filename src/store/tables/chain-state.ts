@@ -1,7 +1,7 @@
-import type { Hex } from "../core/hex.ts";
-import type { BlockHeader } from "../core/types.ts";
-import { bare, type Queryable, toHex } from "./database.ts";
-import type { Statement } from "./session.ts";
+import type { Hex } from "../../core/hex.ts";
+import type { BlockHeader } from "../../core/types.ts";
+import { bare, type Queryable, toHex } from "../pg/database.ts";
+import type { Statement } from "../pg/session.ts";
 
 export interface ChainIdentity {
   chainId: number;

@@ -2,9 +2,9 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { runner } from "node-pg-migrate";
 import pg from "pg";
-import { errorMessage, UserFacingError } from "../core/errors.ts";
+import { errorMessage, UserFacingError } from "../../core/errors.ts";
 
-const MIGRATIONS_DIR = fileURLToPath(new URL("../../migrations", import.meta.url));
+const MIGRATIONS_DIR = fileURLToPath(new URL("../../../migrations", import.meta.url));
 
 /** Attempts when the server drops the connection (a failover, a restart): about 15 s in all. */
 const ATTEMPTS = 5;

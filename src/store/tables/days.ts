@@ -1,6 +1,6 @@
-import type { Address } from "../core/hex.ts";
-import { bare, type Queryable } from "./database.ts";
-import type { Statement } from "./session.ts";
+import type { Address } from "../../core/hex.ts";
+import { bare, type Queryable } from "../pg/database.ts";
+import type { Statement } from "../pg/session.ts";
 
 /** Seconds in one day row. */
 export const DAY_SECONDS = 86_400;

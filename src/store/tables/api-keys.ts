@@ -1,4 +1,4 @@
-import type { Queryable } from "./database.ts";
+import type { Queryable } from "../pg/database.ts";
 
 /** What the API needs to check a presented key: its row, found by the key's id. */
 export interface StoredApiKey {

@@ -1,6 +1,6 @@
-import type { Address } from "../core/hex.ts";
-import { bare, column, type Queryable, toHex } from "./database.ts";
-import type { Statement } from "./session.ts";
+import type { Address } from "../../core/hex.ts";
+import { bare, column, type Queryable, toHex } from "../pg/database.ts";
+import type { Statement } from "../pg/session.ts";
 
 /** A trade as stored: everything a sale row and its payment rows hold, amounts in base units. */
 export interface SaleRow {

@@ -1,7 +1,7 @@
-import type { Address, Hex } from "../core/hex.ts";
-import type { ContractType } from "../core/types.ts";
-import { bare, type Queryable, toHex } from "./database.ts";
-import type { Statement } from "./session.ts";
+import type { Address, Hex } from "../../core/hex.ts";
+import type { ContractType } from "../../core/types.ts";
+import { bare, type Queryable, toHex } from "../pg/database.ts";
+import type { Statement } from "../pg/session.ts";
 
 export type MintSource = "trace" | "receipt" | "first_event";
 

@@ -1,6 +1,6 @@
-import type { Address, Hex } from "../core/hex.ts";
-import { bare, type Queryable } from "./database.ts";
-import type { Statement } from "./session.ts";
+import type { Address, Hex } from "../../core/hex.ts";
+import { bare, type Queryable } from "../pg/database.ts";
+import type { Statement } from "../pg/session.ts";
 
 export type SkipReason = "malformed" | "unclassified" | "spam";
 

@@ -1,6 +1,6 @@
-import type { ContractCreation } from "../core/types.ts";
-import { bare, type Queryable } from "./database.ts";
-import type { Statement } from "./session.ts";
+import type { ContractCreation } from "../../core/types.ts";
+import { bare, type Queryable } from "../pg/database.ts";
+import type { Statement } from "../pg/session.ts";
 
 /**
  * Stores contract creations as they are read, without inspecting the contracts: cheap enough for

@@ -1,6 +1,6 @@
-import type { Address } from "../core/hex.ts";
-import { bare, column, type Queryable, toHex } from "./database.ts";
-import { runInOrder, type Statement } from "./session.ts";
+import type { Address } from "../../core/hex.ts";
+import { bare, column, type Queryable, toHex } from "../pg/database.ts";
+import { runInOrder, type Statement } from "../pg/session.ts";
 
 /** Everything a run of transfers changes in ownership and supply, in the form the store applies it. */
 export interface OwnershipChanges {

@@ -3,9 +3,9 @@
  * `FOR UPDATE SKIP LOCKED` (many workers never take the same token) and leases them by moving
  * `due_at` ahead; a token's outcome and its leaving the queue are one statement.
  */
-import type { Address } from "../core/hex.ts";
-import type { ContractType } from "../core/types.ts";
-import { bare, openClientLike, type Queryable, type Sql, toHex } from "./database.ts";
+import type { Address } from "../../core/hex.ts";
+import type { ContractType } from "../../core/types.ts";
+import { bare, openClientLike, type Queryable, type Sql, toHex } from "../pg/database.ts";
 
 /**
  * The client the metadata worker writes through: commits do not wait for the WAL to reach disk,

@@ -1,7 +1,7 @@
-import { isBurnAddress } from "../core/burn.ts";
-import type { MetadataUpdate, NftTransfer } from "../core/types.ts";
-import { bare, column, type Queryable } from "./database.ts";
-import type { Statement } from "./session.ts";
+import { isBurnAddress } from "../../core/burn.ts";
+import type { MetadataUpdate, NftTransfer } from "../../core/types.ts";
+import { bare, column, type Queryable } from "../pg/database.ts";
+import type { Statement } from "../pg/session.ts";
 
 /** A batch's mints, first of each token, as the columns of the statement that records them. */
 export interface EncodedMints {

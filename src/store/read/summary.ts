@@ -1,6 +1,6 @@
-import type { Address } from "../core/hex.ts";
-import type { ContractType } from "../core/types.ts";
-import { type Queryable, toHex } from "./database.ts";
+import type { Address } from "../../core/hex.ts";
+import type { ContractType } from "../../core/types.ts";
+import { type Queryable, toHex } from "../pg/database.ts";
 
 export interface CollectionSummary {
   address: Address;

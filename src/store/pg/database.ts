@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import postgres from "postgres";
-import { errorMessage, UserFacingError } from "../core/errors.ts";
-import { redactUrl } from "../core/url.ts";
+import { errorMessage, UserFacingError } from "../../core/errors.ts";
+import { redactUrl } from "../../core/url.ts";
 import { connectionIsGone } from "./errors.ts";
 import { openNoDelaySocket, type SocketTarget } from "./socket.ts";
 

