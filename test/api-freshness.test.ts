@@ -66,7 +66,7 @@ test("a new sale shows in rankings, series, owners and details once its block is
     { n: string }[]
   >`SELECT next_block::text AS n FROM chains WHERE chain_id = ${API_CHAIN_ID}`;
   assert.ok(start);
-  // Warm the rankings first, as a running service would be.
+  // Warm the answer cache first, as a running service would be.
   assert.equal((await f.rest("/collections/v1beta2/top/METRIC_SALES_QUANTITY/DURATION_1_DAY")).status, 200);
   let after = BigInt(start.n);
   const delays: Record<string, number>[] = [];
@@ -102,7 +102,8 @@ test("a new sale shows in rankings, series, owners and details once its block is
           collections: { contractAddress: string; salesCount: string }[];
         };
         const entry = body.collections.find((c) => c.contractAddress === contract);
-        // The sales of the window the API ranks (the day up to the end of the current fifteen minutes) up to this block.
+        // The sales of the last day up to this block: the ranked window ends after the newest indexed
+        // block, at or before the end of the current fifteen minutes, so it holds at least these.
         const windowEnd = Math.ceil((Date.now() + 1) / 900_000) * 900_000;
         const [counts] = await f.sql<{ sales: string }[]>`
           SELECT count(*)::text AS sales FROM sales
