@@ -41,6 +41,14 @@ export interface BuildSession {
   deleted: number;
 }
 
+/** A row of `recent_blocks`, hashes in hex. */
+export interface RecentBlock {
+  number: number;
+  hash: string;
+  parent_hash: string;
+  time: number;
+}
+
 export interface StoreMeta {
   shape: ScaleShape;
   seed: string;
@@ -50,6 +58,8 @@ export interface StoreMeta {
   builtHead: number;
   batchRows: number;
   sessions: BuildSession[];
+  /** The recent blocks of the built head, kept the first time a measuring run finds the store there. */
+  recentBlocks?: RecentBlock[];
   /** Set once every batch is committed and the store vacuumed. */
   complete?: {
     at: string;
