@@ -11,6 +11,7 @@
  * whole length or more (a resumed chain, the first batch) is counted again from the rollups.
  */
 import type { Address } from "../core/hex.ts";
+import { bulkRows, joinColumn } from "../store/pg/bulk-rows.ts";
 import { bare, type Queryable, toHex } from "../store/pg/database.ts";
 import { runInOrder, type Statement } from "../store/pg/session.ts";
 import type { SaleBucketDelta } from "./sale-buckets.ts";
@@ -25,22 +26,21 @@ export async function storedWindowEnd(sql: Queryable, chainId: number): Promise<
 
 /** A batch's sale deltas as one parameter per column. */
 export interface EncodedSaleDeltas {
-  contracts: string[];
-  starts: number[];
-  sales: number[];
-  units: string[];
-  volumes: string[];
-  highs: string[];
+  rows: number;
+  columns: { c: string; st: string; n: string; u: string; v: string; hi: string };
 }
 
 export function encodeSaleDeltas(deltas: readonly SaleBucketDelta[]): EncodedSaleDeltas {
   return {
-    contracts: deltas.map((d) => bare(d.contract)),
-    starts: deltas.map((d) => d.start),
-    sales: deltas.map((d) => d.sales),
-    units: deltas.map((d) => d.units.toString()),
-    volumes: deltas.map((d) => d.volume.toString()),
-    highs: deltas.map((d) => d.maxUnitPrice.toString()),
+    rows: deltas.length,
+    columns: {
+      c: joinColumn(deltas.map((d) => bare(d.contract))),
+      st: joinColumn(deltas.map((d) => d.start)),
+      n: joinColumn(deltas.map((d) => d.sales)),
+      u: joinColumn(deltas.map((d) => d.units)),
+      v: joinColumn(deltas.map((d) => d.volume)),
+      hi: joinColumn(deltas.map((d) => d.maxUnitPrice)),
+    },
   };
 }
 
@@ -61,10 +61,9 @@ export function rankingStatements(
   const recounts = moves.filter((m) => m.kind === "recount").map((m) => m.seconds);
   const statements: Statement[] = [];
   const delta = sql`
-    SELECT decode(c, 'hex') AS contract, to_timestamp(st) AS bucket_start, n, u::numeric AS u, v::numeric AS v,
-           hi::numeric AS hi
-    FROM unnest(${deltas.contracts}::text[], ${deltas.starts}::bigint[], ${deltas.sales}::bigint[],
-                ${deltas.units}::text[], ${deltas.volumes}::text[], ${deltas.highs}::text[]) AS u(c, st, n, u, v, hi)`;
+    SELECT decode(c, 'hex') AS contract, to_timestamp(st::bigint) AS bucket_start, n::bigint AS n, u::numeric AS u,
+           v::numeric AS v, hi::numeric AS hi
+    FROM ${bulkRows(sql, deltas.columns, { joined: true })}`;
   const sliding = slides.filter((m) => m.leaving.to > m.leaving.from);
   if (sliding.length > 0) {
     // The buckets leaving each window, as they were before this batch; a collection whose highest
@@ -87,7 +86,7 @@ export function rankingStatements(
       FROM leaving l
       WHERE t.chain_id = ${chainId} AND t.window_seconds = l.seconds AND t.contract = l.contract`);
   }
-  if (deltas.contracts.length > 0 && slides.length > 0) {
+  if (deltas.rows > 0 && slides.length > 0) {
     statements.push(sql`
       WITH delta AS (${delta})
       INSERT INTO collection_windows AS t (chain_id, window_seconds, contract, sales, sold_units, volume, max_unit_price)
