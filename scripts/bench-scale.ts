@@ -18,6 +18,7 @@ import { setPriority } from "node:os";
 import { parseArgs } from "node:util";
 import { buildStore } from "./bench-scale/build.ts";
 import { measureStores } from "./bench-scale/run.ts";
+import { stopEverything } from "./bench-scale/running.ts";
 import { scaleStore } from "./bench-scale/store.ts";
 
 const { values: args } = parseArgs({
@@ -103,4 +104,17 @@ async function main(): Promise<void> {
   });
 }
 
-await main();
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+  process.once(signal, () => {
+    say(`\n${signal}: stopping`);
+    void stopEverything().finally(() =>
+      process.exit(128 + (signal === "SIGINT" ? 2 : signal === "SIGTERM" ? 15 : 1)),
+    );
+  });
+}
+
+try {
+  await main();
+} finally {
+  await stopEverything();
+}

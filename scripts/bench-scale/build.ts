@@ -16,6 +16,7 @@ import { dailySchedule } from "../bench-api/daily-schedule.ts";
 import { commitBatches, marketWriter } from "../bench-api/dataset.ts";
 import { BLOCK_SECONDS } from "../bench-api/market.ts";
 import { type ContinuationSpec, continuationChain } from "./continuation.ts";
+import { started } from "./running.ts";
 import { scaleMarket, scaleShape } from "./shape.ts";
 import { type BuildSession, CHAIN_ID, CHAIN_NAME, type ScaleStore, type StoreMeta } from "./store.ts";
 
@@ -46,7 +47,7 @@ export async function buildStore(store: ScaleStore, options: BuildOptions): Prom
   } else if (meta.seed !== options.seed) {
     throw new Error(`${store.dir} was built with --seed ${meta.seed}; remove it to build another`);
   }
-  const server = await store.open(log);
+  const server = await started(store.open(log));
   try {
     await migrate(server.url);
     const sql = await connectDatabase(server.url, { max: 4 });

@@ -66,8 +66,9 @@ export async function scaleOperationsFor(
       SELECT contract FROM collection_windows WHERE chain_id = ${chainId} AND window_seconds = 31536000
       ORDER BY sales DESC, contract LIMIT ${POPULAR}`
   ).map((r) => toHex(r.contract) as Address);
-  const [stats] = await sql<{ contract: Uint8Array; holders: string }[]>`
-    SELECT contract, holders::text FROM collection_stats WHERE chain_id = ${chainId}
+  // The collection with the most holders (often airdropped spam, as on mainnet): the longest owners list.
+  const [stats] = await sql<{ contract: Uint8Array; n: string }[]>`
+    SELECT contract, holders::text AS n FROM collection_stats WHERE chain_id = ${chainId}
     ORDER BY holders DESC, contract LIMIT 1`;
   const [counted] = await sql<{ contracts: number; tokens: number }[]>`
     SELECT (SELECT count(*)::int FROM contracts WHERE chain_id = ${chainId}) AS contracts,
@@ -82,7 +83,7 @@ export async function scaleOperationsFor(
   if (popular.length === 0 || tokens.length === 0 || !stats)
     throw new Error("the store has no collections or tokens");
   const largest = toHex(stats.contract) as Address;
-  const holders = Number(stats.holders);
+  const holders = Number(stats.n);
   const contracts = counted?.contracts ?? 0;
 
   const random = new Prng(`${seed}:scale-requests`);

@@ -216,7 +216,7 @@ export function printReport(report: {
 
   if (ingest) {
     section(
-      `ingest of the same ${int(ingest.large.transfers)} NFT transfers (${ingest.large.batches} batches): empty store | large store`,
+      `ingest of the same ${int(ingest.large.transfers)} NFT transfers (${ingest.large.batches} batches), into an empty store (small column) and on top of the large store`,
     );
     const rate = (i: IngestResult) => i.transfers / i.seconds;
     const r = ratio(ingest.large.seconds, ingest.empty.seconds);

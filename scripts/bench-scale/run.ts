@@ -18,6 +18,7 @@ import { type CpuLock, cpuLock } from "./cpu-lock.ts";
 import { type BatchTiming, type IngestResult, ingestPass, rankingsPass, restoreStore } from "./on-top.ts";
 import { deepPageOperations, type ScaleOperations, scaleOperationsFor } from "./operations.ts";
 import { machineState, printReport, type StoreFacts, type StoreRun } from "./report.ts";
+import { started } from "./running.ts";
 import { scaleMarket } from "./shape.ts";
 import { CHAIN_ID, CHAIN_NAME, type ScaleStore, SERVER_SETTINGS, type StoreMeta } from "./store.ts";
 
@@ -56,7 +57,7 @@ export async function measureStores(options: MeasureOptions): Promise<void> {
   for (const { label, store, meta, continuation } of ready) {
     log(`\n== ${label} store: ${store.dir} ==`);
     const market = scaleMarket(meta.shape, meta.seed, meta.end);
-    const server = await store.open(log);
+    const server = await started(store.open(log));
     const sql = await connectDatabase(server.url, { max: 4 });
     try {
       // Migrations added since the store was built (indexes, say) are part of what is measured.
@@ -138,13 +139,15 @@ async function apiPhase(
   const operations = await scaleOperationsFor(sql, CHAIN_ID, options.seed);
   for (const note of operations.facts.notes) log(`  ${note}`);
   const apiKey = await createApiKey(url, `scale-${Date.now()}`);
-  const api = await startApi({
-    databaseUrl: url,
-    chainName: CHAIN_NAME,
-    chainId: CHAIN_ID,
-    logFile: join(store.dir, "serve.log"),
-    responseCacheMb: 0,
-  });
+  const api = await started(
+    startApi({
+      databaseUrl: url,
+      chainName: CHAIN_NAME,
+      chainId: CHAIN_ID,
+      logFile: join(store.dir, "serve.log"),
+      responseCacheMb: 0,
+    }),
+  );
   try {
     const deep = await deepPageOperations(api.url, apiKey, operations.deepLists);
     for (const note of deep.notes) log(`  ${note}`);

@@ -24,7 +24,7 @@ export const SERVER_SETTINGS: Record<string, string> = {
   effective_cache_size: "12GB",
   work_mem: "16MB",
   maintenance_work_mem: "512MB",
-  max_wal_size: "16GB",
+  max_wal_size: "4GB",
   checkpoint_timeout: "30min",
   random_page_cost: "1.1",
   effective_io_concurrency: "200",
@@ -114,17 +114,24 @@ export function scaleStore(transfers: number): ScaleStore {
       writeAtomically(continuationFile, serialize(plain));
     },
     async open(log) {
-      const fresh = !existsSync(join(dir, "postgres", "PG_VERSION"));
       let server = await startEmbeddedPostgres({ dataDir: dir, log });
-      if (fresh) {
-        const sql = await connectDatabase(server.url, { max: 1 });
-        try {
-          for (const [name, value] of Object.entries(SERVER_SETTINGS))
-            await sql.unsafe(`ALTER SYSTEM SET ${name} = '${value}'`);
-        } finally {
-          await sql.end({ timeout: 5 });
-        }
-        // shared_buffers takes a restart.
+      const sql = await connectDatabase(server.url, { max: 1 });
+      let restart: boolean;
+      try {
+        for (const [name, value] of Object.entries(SERVER_SETTINGS))
+          await sql.unsafe(`ALTER SYSTEM SET ${name} = '${value}'`);
+        await sql`SELECT pg_reload_conf()`;
+        // The reload takes a moment to reach pg_settings.
+        await sql`SELECT pg_sleep(0.5)`;
+        const [row] = await sql<
+          { n: number }[]
+        >`SELECT count(*)::int AS n FROM pg_settings WHERE pending_restart`;
+        restart = (row?.n ?? 0) > 0;
+      } finally {
+        await sql.end({ timeout: 5 });
+      }
+      // shared_buffers, on a new cluster, takes a restart.
+      if (restart && server.pid !== undefined) {
         await server.stop();
         server = await startEmbeddedPostgres({ dataDir: dir, log });
       }
