@@ -12,6 +12,7 @@
  * - `restoreStore` rolls every block after the built head back with the indexer's own rollback,
  *   as after a reorganisation, so that each run measures the store as it was built.
  */
+import { readFileSync } from "node:fs";
 import { type FetchedBatch, timeOfBatch } from "../../src/indexer/batch.ts";
 import type { PreparedBatch } from "../../src/indexer/commit.ts";
 import { firstSeenIn } from "../../src/indexer/projections/contracts.ts";
@@ -91,6 +92,11 @@ export interface IngestResult {
   /** CPU seconds of this process and of PostgreSQL's processes; undefined when not readable. */
   processCpu: number;
   postgresCpu: number | undefined;
+  /** Pages PostgreSQL found in its buffers, and read from outside them (the OS's cache or the disk). */
+  pagesHit: number;
+  pagesRead: number;
+  /** Seconds the machine's cores waited on I/O meanwhile (all processes: /proc/stat's iowait). */
+  ioWait: number;
 }
 
 export async function ingestPass(
@@ -105,6 +111,8 @@ export async function ingestPass(
   // Measured from the first batch on: resuming the carries is what an indexer does once as it starts.
   let cpuBefore = process.cpuUsage();
   let postgresBefore = 0;
+  let pagesBefore = { hit: 0, read: 0 };
+  let ioWaitBefore = 0;
   let started = performance.now();
   await commitBatches(sql, {
     chainId: CHAIN_ID,
@@ -112,7 +120,9 @@ export async function ingestPass(
     next: () => batches[i++],
     start,
     analyzedAt,
-    onResumed() {
+    async onResumed() {
+      pagesBefore = await pages(sql);
+      ioWaitBefore = ioWait();
       cpuBefore = process.cpuUsage();
       postgresBefore = postgresPid === undefined ? 0 : processTreeCpu(postgresPid);
       started = performance.now();
@@ -120,13 +130,37 @@ export async function ingestPass(
   });
   const seconds = (performance.now() - started) / 1000;
   const cpu = process.cpuUsage(cpuBefore);
+  const waited = ioWait() - ioWaitBefore;
+  const pagesAfter = await pages(sql);
   return {
+    pagesHit: pagesAfter.hit - pagesBefore.hit,
+    pagesRead: pagesAfter.read - pagesBefore.read,
+    ioWait: waited,
     batches: batches.length,
     transfers: batches.reduce((sum, b) => sum + b.nft.length, 0),
     seconds,
     processCpu: (cpu.user + cpu.system) / 1e6,
     postgresCpu: postgresPid === undefined ? undefined : processTreeCpu(postgresPid) - postgresBefore,
   };
+}
+
+async function pages(sql: Queryable): Promise<{ hit: number; read: number }> {
+  // Backends report their counts when a transaction ends, at most once a second.
+  await sql`SELECT pg_sleep(1.1)`;
+  await sql`SELECT pg_stat_clear_snapshot()`;
+  const [row] = await sql<{ hit: string; read: string }[]>`
+    SELECT blks_hit AS hit, blks_read AS read FROM pg_stat_database WHERE datname = current_database()`;
+  return { hit: Number(row?.hit ?? 0), read: Number(row?.read ?? 0) };
+}
+
+/** Seconds every core has waited on I/O since boot; 0 where /proc/stat cannot be read. */
+function ioWait(): number {
+  try {
+    const cpu = readFileSync("/proc/stat", "utf8").split("\n")[0]?.trim().split(/\s+/) ?? [];
+    return Number(cpu[5] ?? 0) / 100;
+  } catch {
+    return 0;
+  }
 }
 
 /**
