@@ -143,7 +143,7 @@ export interface CommitOptions {
   /** NFT transfers the store held when its statistics were last gathered. */
   analyzedAt?: number;
   /** Called once the carries are resumed, before the first batch. */
-  onResumed?: () => void;
+  onResumed?: () => void | Promise<void>;
   /** Called once each batch is handed to the write (which may still be running). */
   onBatch?: (batch: FetchedBatch) => void;
 }
@@ -165,7 +165,7 @@ export async function commitBatches(sql: Sql, options: CommitOptions): Promise<n
   try {
     if (!(await session.ensureLocked())) throw new Error(`another writer holds the lock of chain ${chainId}`);
     const resumed = await pipeline.resume(options.start);
-    options.onResumed?.();
+    await options.onResumed?.();
     for (let batch = options.next(); batch; batch = options.next()) {
       batch.contracts = await contractsToCommit(registry, batch);
       const prepared = await pipeline.prepare(batch, previous?.carries ?? resumed);

@@ -262,6 +262,22 @@ export function printReport(report: {
       "",
       undefined,
     );
+    row(
+      "PostgreSQL pages read from outside its buffers (hit in them)",
+      `${int(ingest.empty.pagesRead)} (${int(ingest.empty.pagesHit)})`,
+      `${int(ingest.large.pagesRead)} (${int(ingest.large.pagesHit)})`,
+      times(ratio(ingest.large.pagesRead, ingest.empty.pagesRead)),
+      "",
+      undefined,
+    );
+    row(
+      "the machine's I/O wait meanwhile, core-seconds (every process)",
+      ingest.empty.ioWait.toFixed(1),
+      ingest.large.ioWait.toFixed(1),
+      "",
+      "",
+      undefined,
+    );
   }
 
   log("");
