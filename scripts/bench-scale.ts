@@ -12,7 +12,7 @@
  *
  * Usage: npm run bench:scale [-- --transfers 100000000 --small-transfers 1000000]
  *        npm run bench:scale -- --build large|small [--transfers n | --small-transfers n]
- * See docs/api.md#scale-benchmark for every flag.
+ * See docs/api.md ("At mainnet size") for every flag.
  */
 import { setPriority } from "node:os";
 import { parseArgs } from "node:util";
