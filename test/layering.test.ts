@@ -24,10 +24,11 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   store: ["core"],
   // The image cache: a directory or an S3-compatible bucket, not PostgreSQL.
   media: ["core"],
-  // Pure: sale attribution, exchange rates, and buckets and rankings, all used by the indexer.
+  // Pure: sale attribution and exchange rates, used by the indexer.
   sales: ["core"],
   rates: ["core"],
-  rollups: ["core"],
+  // A collection's numbers: buckets, days and ranked windows, written in the indexer's transactions.
+  rollups: ["core", "store"],
   indexer: ["core", "chain", "config", "store", "sales", "rates", "rollups"],
   metadata: ["core", "store", "media", "chain"],
   api: ["core", "store", "media", "gen"],
@@ -58,7 +59,8 @@ const PURE = [
   /^src\/indexer\/decode\//,
   /^src\/indexer\/effects\.ts$/,
   /^src\/indexer\/classify\/(bytecode|calls|classify|selectors)\.ts$/,
-  /^src\/(sales|rates|rollups)\//,
+  /^src\/(sales|rates)\//,
+  /^src\/rollups\/(windows|sale-buckets)\.ts$/,
   /^src\/metadata\/(uri|normalise)\.ts$/,
 ];
 

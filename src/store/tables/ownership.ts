@@ -2,21 +2,16 @@ import type { Address } from "../../core/hex.ts";
 import { bare, column, type Queryable, toHex } from "../pg/database.ts";
 import { runInOrder, type Statement } from "../pg/session.ts";
 
-/** Everything a run of transfers changes in ownership and supply, in the form the store applies it. */
+/**
+ * Everything a run of transfers changes in ownership and supply, in the form the store applies it.
+ * (Its fifteen-minute buckets are the rollups' to write.)
+ */
 export interface OwnershipChanges {
   balances: ReadonlyArray<{ contract: Address; tokenId: bigint; holder: Address; delta: bigint }>;
   /** New absolute units per touched (collection, holder); zero removes the holder. */
   holders: ReadonlyArray<{ contract: Address; holder: Address; units: bigint }>;
   collections: ReadonlyArray<{
     contract: Address;
-    minted: bigint;
-    burned: bigint;
-    holders: number;
-    transfers: number;
-  }>;
-  buckets: ReadonlyArray<{
-    contract: Address;
-    start: number;
     minted: bigint;
     burned: bigint;
     holders: number;
@@ -56,20 +51,12 @@ export interface EncodedOwnership {
     holders: number[];
     transfers: number[];
   };
-  buckets?: {
-    contracts: string[];
-    starts: number[];
-    minted: string[];
-    burned: string[];
-    holders: number[];
-    transfers: number[];
-  };
 }
 
 /** `sign` -1 encodes the changes in reverse (a rollback); holders are always set to the absolute units given. */
 export function encodeOwnership(changes: OwnershipChanges, sign: 1 | -1 = 1): EncodedOwnership {
   const s = BigInt(sign);
-  const { balances, holders, collections, buckets } = changes;
+  const { balances, holders, collections } = changes;
   return {
     balances:
       balances.length === 0
@@ -98,17 +85,6 @@ export function encodeOwnership(changes: OwnershipChanges, sign: 1 | -1 = 1): En
             holders: collections.map((c) => c.holders * sign),
             transfers: collections.map((c) => c.transfers * sign),
           },
-    buckets:
-      buckets.length === 0
-        ? undefined
-        : {
-            contracts: buckets.map((b) => bare(b.contract)),
-            starts: buckets.map((b) => b.start),
-            minted: buckets.map((b) => (b.minted * s).toString()),
-            burned: buckets.map((b) => (b.burned * s).toString()),
-            holders: buckets.map((b) => b.holders * sign),
-            transfers: buckets.map((b) => b.transfers * sign),
-          },
   };
 }
 
@@ -123,7 +99,7 @@ export async function applyOwnership(
 
 /** The statements that apply encoded changes, built but not sent: the caller runs them. */
 export function ownershipStatements(sql: Queryable, chainId: number, encoded: EncodedOwnership): Statement[] {
-  const { balances, holders, collections, buckets } = encoded;
+  const { balances, holders, collections } = encoded;
   const statements: Statement[] = [];
   if (balances) {
     statements.push(sql`
@@ -160,34 +136,17 @@ export function ownershipStatements(sql: Queryable, chainId: number, encoded: En
         minted = t.minted + excluded.minted, burned = t.burned + excluded.burned,
         holders = t.holders + excluded.holders, transfers = t.transfers + excluded.transfers`);
   }
-  if (buckets) {
-    statements.push(sql`
-      INSERT INTO collection_buckets AS t (chain_id, contract, bucket_start, minted, burned, holders_delta, transfers)
-      SELECT ${chainId}, decode(c, 'hex'), to_timestamp(st), m::numeric, b::numeric, h, n
-      FROM unnest(${buckets.contracts}::text[], ${buckets.starts}::bigint[], ${buckets.minted}::text[],
-                  ${buckets.burned}::text[], ${buckets.holders}::bigint[], ${buckets.transfers}::bigint[])
-        AS u(c, st, m, b, h, n)
-      ON CONFLICT (chain_id, contract, bucket_start) DO UPDATE SET
-        minted = t.minted + excluded.minted, burned = t.burned + excluded.burned,
-        holders_delta = t.holders_delta + excluded.holders_delta, transfers = t.transfers + excluded.transfers`);
-  }
   return statements;
 }
 
-/** After a rollback: buckets and collections the rollback emptied are removed (only those it touched are looked at). */
-export async function pruneAfterRollback(
+/** After a rollback: collections the rollback emptied are removed (only those it touched are looked at). */
+export async function pruneCollectionsAfterRollback(
   sql: Queryable,
   chainId: number,
-  changes: OwnershipChanges,
+  changes: Pick<OwnershipChanges, "collections">,
 ): Promise<void> {
-  const { buckets, collections } = changes;
-  await sql`
-    DELETE FROM collection_buckets t
-    USING unnest(${buckets.map((k) => bare(k.contract))}::text[], ${buckets.map((k) => k.start)}::bigint[]) AS u(c, st)
-    WHERE t.chain_id = ${chainId} AND t.contract = decode(u.c, 'hex') AND t.bucket_start = to_timestamp(u.st)
-      AND t.transfers = 0`;
   await sql`
     DELETE FROM collection_stats t
-    USING unnest(${collections.map((k) => bare(k.contract))}::text[]) AS u(c)
+    USING unnest(${changes.collections.map((k) => bare(k.contract))}::text[]) AS u(c)
     WHERE t.chain_id = ${chainId} AND t.contract = decode(u.c, 'hex') AND t.transfers = 0`;
 }

@@ -27,17 +27,6 @@ export interface SaleRow {
   payments: readonly { token: Address; amount: bigint; nativeValue: bigint | undefined }[];
 }
 
-/** Sales in one fifteen-minute bucket of one collection; unit prices in wei, rounded down. */
-export interface SaleBucketDelta {
-  contract: Address;
-  start: number;
-  sales: number;
-  units: bigint;
-  volume: bigint;
-  minUnitPrice: bigint;
-  maxUnitPrice: bigint;
-}
-
 /** Sales and their payments as the columns of the statements that insert them (see `column`). */
 export interface EncodedSales {
   count: number;
@@ -121,12 +110,7 @@ export function encodeSales(rows: readonly SaleRow[]): EncodedSales {
   };
 }
 
-export function salesStatements(
-  sql: Queryable,
-  chainId: number,
-  encoded: EncodedSales,
-  buckets: readonly SaleBucketDelta[],
-): Statement[] {
+export function salesStatements(sql: Queryable, chainId: number, encoded: EncodedSales): Statement[] {
   if (encoded.count === 0) return [];
   const e = encoded.sales;
   const p = encoded.payments;
@@ -157,30 +141,6 @@ export function salesStatements(
                 string_to_table(${p.sq}, ','), string_to_table(${p.s}, ','), string_to_table(${p.t}, ','),
                 string_to_table(${p.a}, ','), string_to_table(${p.nv}, ','))
       AS u(c, b, li, sq, s, t, a, nv)`);
-  }
-  if (buckets.length > 0) {
-    const json = JSON.stringify(
-      buckets.map((k) => ({
-        c: bare(k.contract),
-        st: k.start,
-        n: k.sales,
-        u: k.units.toString(),
-        v: k.volume.toString(),
-        lo: k.minUnitPrice.toString(),
-        hi: k.maxUnitPrice.toString(),
-      })),
-    );
-    statements.push(sql`
-    INSERT INTO collection_buckets AS t (chain_id, contract, bucket_start, sales, sold_units, volume, min_unit_price,
-                                         max_unit_price)
-    SELECT ${chainId}, decode(c, 'hex'), to_timestamp(st), n, u::numeric, v::numeric, lo::numeric, hi::numeric
-    FROM jsonb_to_recordset(${json}::text::jsonb) AS r(c text, st bigint, n bigint, u text, v text, lo text, hi text)
-    ON CONFLICT (chain_id, contract, bucket_start) DO UPDATE SET
-      sales = t.sales + excluded.sales,
-      sold_units = t.sold_units + excluded.sold_units,
-      volume = t.volume + excluded.volume,
-      min_unit_price = LEAST(t.min_unit_price, excluded.min_unit_price),
-      max_unit_price = GREATEST(t.max_unit_price, excluded.max_unit_price)`);
   }
   return statements;
 }
@@ -230,35 +190,26 @@ export async function lastSales(
   return found;
 }
 
-/**
- * Takes back the sales of blocks after `ancestor`: their counts, units and volume leave their
- * buckets, and each bucket's extreme prices are worked out again from the sales it keeps (an
- * extreme cannot be subtracted).
- */
-export async function rollbackSalesAfter(sql: Queryable, chainId: number, ancestor: number): Promise<void> {
-  await sql`
-    WITH gone AS (
-      SELECT contract, date_bin('15 minutes', block_time, TIMESTAMPTZ 'epoch') AS bucket_start,
-             count(*) AS n, sum(quantity) AS u, sum(total_native) AS v
-      FROM sales WHERE chain_id = ${chainId} AND block_number > ${ancestor} AND kind = 'sale'
-      GROUP BY 1, 2)
-    UPDATE collection_buckets t SET sales = t.sales - g.n, sold_units = t.sold_units - g.u, volume = t.volume - g.v,
-      min_unit_price = NULL, max_unit_price = NULL
-    FROM gone g
-    WHERE t.chain_id = ${chainId} AND t.contract = g.contract AND t.bucket_start = g.bucket_start`;
+/** The priced sales of blocks after `ancestor`: what the rollups take back on a rollback. */
+export async function salesAfter(
+  sql: Queryable,
+  chainId: number,
+  ancestor: number,
+): Promise<{ contract: Address; time: number; quantity: bigint; totalNative: bigint }[]> {
+  const rows = await sql<{ contract: Uint8Array; time: string; quantity: string; total_native: string }[]>`
+    SELECT contract, extract(epoch FROM block_time)::bigint AS time, quantity, total_native FROM sales
+    WHERE chain_id = ${chainId} AND block_number > ${ancestor} AND kind = 'sale'`;
+  return rows.map((r) => ({
+    contract: toHex(r.contract) as Address,
+    time: Number(r.time),
+    quantity: BigInt(r.quantity),
+    totalNative: BigInt(r.total_native),
+  }));
+}
+
+export async function deleteSalesAfter(sql: Queryable, chainId: number, ancestor: number): Promise<void> {
   await sql`DELETE FROM sale_payments WHERE chain_id = ${chainId} AND block_number > ${ancestor}`;
   await sql`DELETE FROM sales WHERE chain_id = ${chainId} AND block_number > ${ancestor}`;
-  await sql`
-    UPDATE collection_buckets t SET min_unit_price = m.lo, max_unit_price = m.hi
-    FROM (
-      SELECT s.contract, date_bin('15 minutes', s.block_time, TIMESTAMPTZ 'epoch') AS bucket_start,
-             min(trunc(s.total_native / s.quantity)) AS lo, max(trunc(s.total_native / s.quantity)) AS hi
-      FROM sales s
-      JOIN collection_buckets b ON b.chain_id = s.chain_id AND b.contract = s.contract
-        AND s.block_time >= b.bucket_start AND s.block_time < b.bucket_start + interval '15 minutes'
-      WHERE s.chain_id = ${chainId} AND s.kind = 'sale' AND b.sales > 0 AND b.min_unit_price IS NULL
-      GROUP BY 1, 2) m
-    WHERE t.chain_id = ${chainId} AND t.contract = m.contract AND t.bucket_start = m.bucket_start`;
 }
 
 /** The latest bid event of a punk: its bidder and value (0 once withdrawn). */

@@ -1,13 +1,12 @@
-import type { Address } from "../../core/hex.ts";
-import { bare, type Queryable } from "../pg/database.ts";
-import type { Statement } from "../pg/session.ts";
-
-/** Seconds in one day row. */
-export const DAY_SECONDS = 86_400;
-
-export function dayStart(unixSeconds: number): number {
-  return unixSeconds - (unixSeconds % DAY_SECONDS);
-}
+/**
+ * Each collection's fifteen-minute buckets summed per UTC day, so that a long series or window
+ * reads a day's row rather than its 96 buckets. A touched day is worked out again from its
+ * buckets, within the batch's or the rollback's transaction: a day always equals their sum.
+ */
+import type { Address } from "../core/hex.ts";
+import { DAY_SECONDS, dayStart } from "../core/periods.ts";
+import { bare, type Queryable } from "../store/pg/database.ts";
+import type { Statement } from "../store/pg/session.ts";
 
 /** The (collection, day) pairs a batch changed buckets of, as the columns of the statements below. */
 export interface TouchedDays {
@@ -55,15 +54,16 @@ export function dayStatements(sql: Queryable, chainId: number, touched: TouchedD
 }
 
 /**
- * After a rollback to `ancestor`: every day from the ancestor's own is worked out again from the
+ * After a rollback to the ancestor at `ancestorTime`: every day from the ancestor's own is worked out again from the
  * buckets that remain (whatever was undone happened at or after the ancestor's time).
  */
-export async function rebuildDaysAfter(sql: Queryable, chainId: number, ancestor: number): Promise<void> {
-  const [block] = await sql<{ time: number }[]>`
-    SELECT extract(epoch FROM block_time)::bigint AS time FROM recent_blocks
-    WHERE chain_id = ${chainId} AND number = ${ancestor}`;
+export async function rebuildDaysAfter(
+  sql: Queryable,
+  chainId: number,
+  ancestorTime: number | undefined,
+): Promise<void> {
   // Without the ancestor's header (it is always kept while a rollback can reach it), every day.
-  const from = block === undefined ? 0 : dayStart(Number(block.time));
+  const from = ancestorTime === undefined ? 0 : dayStart(ancestorTime);
   await sql`DELETE FROM collection_days WHERE chain_id = ${chainId} AND day >= to_timestamp(${from})`;
   await sql`
     INSERT INTO collection_days (chain_id, contract, day, minted, burned, holders_delta, transfers, sales, sold_units,
