@@ -5,6 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { runner } from "node-pg-migrate";
 import { CONTRACT_TYPES } from "../src/core/types.ts";
 import { mintlens } from "./support/cli.ts";
 import { createTestDatabase, stopTestServer, type TestDatabase } from "./support/database.ts";
@@ -62,28 +64,39 @@ describe("migration 0010", () => {
     assert.ok(!holders.has("collection_holders_by_units"), "the index it replaces is dropped");
   });
 
-  test("`mintlens migrate` builds an index whose concurrent build failed again, in place of its INVALID leftover", async () => {
+  test("reverted, and applied again by `mintlens migrate` over the INVALID leftover of a failed concurrent build", async () => {
+    // Back to before 0010, through every migration after it and its own down step.
+    const [later] = await db.sql<{ n: number }[]>`
+      SELECT count(*)::int AS n FROM schema_migrations WHERE name >= '0010'`;
+    await runner({
+      databaseUrl: db.url,
+      dir: fileURLToPath(new URL("../migrations", import.meta.url)),
+      direction: "down",
+      count: later?.n ?? 0,
+      migrationsTable: "schema_migrations",
+      log: () => {},
+    });
+    const reverted = await contractIndexes();
+    assert.ok(reverted.has("contracts_by_mint_time"), "the index 0010 replaced is back");
+    assert.ok(!reverted.has("contracts_in_mint_order") && !reverted.has(typeIndex("TYPE_ERC721")));
+    assert.ok((await contractIndexes("collection_holders")).has("collection_holders_by_units"));
+
+    // A build cut short, as a lost connection or a cancelled statement leaves it: a unique index on
+    // values that are not unique fails after its catalog entry is made, and stays, INVALID.
     const name = typeIndex("TYPE_ERC721");
     await db.sql`
       INSERT INTO contracts (chain_id, address, mint_source, discovered_block)
       VALUES (1, '\\x01'::bytea, 'trace', 1), (1, '\\x02'::bytea, 'trace', 1)`;
-    // A build cut short, as a lost connection or a cancelled statement leaves it: a unique index on
-    // values that are not unique fails after its catalog entry is made, and stays, INVALID.
-    await db.sql.unsafe(`DROP INDEX ${name}`);
     await assert.rejects(db.sql.unsafe(`CREATE UNIQUE INDEX CONCURRENTLY ${name} ON contracts (chain_id)`));
     assert.equal((await contractIndexes()).get(name)?.valid, false);
-    await db.sql`DELETE FROM schema_migrations WHERE name = '0010_contract_type_indexes'`;
 
     const run = await mintlens(["migrate", "--database-url", db.url]);
     assert.equal(run.code, 0, run.stderr);
     assert.match(run.stderr, /applied migration 0010_contract_type_indexes/);
-
     const index = (await contractIndexes()).get(name);
     assert.ok(index?.valid, "valid again");
     assert.match(index.definition, /WHERE \(types @> '\{TYPE_ERC721\}'::text\[\]\)$/);
-    const [applied] = await db.sql<{ n: number }[]>`
-      SELECT count(*)::int AS n FROM schema_migrations WHERE name = '0010_contract_type_indexes'`;
-    assert.equal(applied?.n, 1);
+    assert.ok(!(await contractIndexes()).has("contracts_by_mint_time"));
 
     const again = await mintlens(["migrate", "--database-url", db.url]);
     assert.equal(again.code, 0, again.stderr);
