@@ -97,6 +97,11 @@ const METRIC_OF: Readonly<Record<Metric, RankingMetric>> = {
   METRIC_AVG_PRICE: "avgPrice",
 };
 
+/** Page tokens of the contracts list: a contract's mint time (null when unknown) and address. */
+const CONTRACT_TOKENS = pageTokens(nullable(microsPart), addressPart);
+/** Page tokens of a collection's holders: units held and address. */
+const OWNER_TOKENS = pageTokens(naturalPart, addressPart);
+
 /** A single-valued field: a REST parameter given more than once must agree with itself. */
 function one(fields: RequestFields, name: string): RawScalar {
   const value = fields[name];
@@ -106,11 +111,6 @@ function one(fields: RequestFields, name: string): RawScalar {
     value.map((v) => String(v)),
   );
 }
-
-/** Page tokens of the contracts list: a contract's mint time (null when unknown) and address. */
-const CONTRACT_TOKENS = pageTokens(nullable(microsPart), addressPart);
-/** Page tokens of a collection's holders: units held and address. */
-const OWNER_TOKENS = pageTokens(naturalPart, addressPart);
 
 function many(fields: RequestFields, name: string): RawScalar | readonly RawScalar[] {
   return fields[name];
