@@ -117,42 +117,44 @@ export function contractsQuery(sql: Queryable, chainId: number, query: ContractQ
 }
 
 /**
- * The conditions that bound the range. A range has one start: two lower bounds (or two upper
- * bounds) on the key, a scalar one and a row comparison, could make the scan start at the looser
- * one and walk to the other, so the one implied by the other is left out.
+ * The conditions that bound the range. `blockTimestampGt` is a lower bound on the key and an upper
+ * one below infinity (it leaves out unknown mint times); a page token's position is a lower bound
+ * (ASC) or an upper one (DESC). A range has one start: two bounds on the same side, a scalar one and
+ * a row comparison, could make the scan start at the looser one and walk to the other, so of two
+ * on the start's side only the tighter is written.
  */
 function boundsOf(sql: Queryable, query: ContractQuery) {
-  const asc = query.direction === "asc";
   const minted = query.mintedAfter === undefined ? undefined : BigInt(query.mintedAfter.getTime()) * 1000n;
   const after = query.after;
-  // blockTimestampGt leaves out unknown mint times: the key stays below infinity.
   let aboveMinted = minted !== undefined;
   let belowInfinity = minted !== undefined;
   let position = after !== undefined;
   if (after !== undefined && minted !== undefined) {
-    if (asc) {
-      // Both are starts: the later one.
+    if (query.direction === "asc") {
+      // After an unknown mint time come only unknown ones, which blockTimestampGt leaves out.
       if (after.mintTime === null) return sql`AND false`;
       if (after.mintTime > minted) aboveMinted = false;
       else position = false;
     } else if (after.mintTime === null) {
-      // Both are starts of a descending walk: below infinity is the lower.
       position = false;
     } else {
       belowInfinity = false;
     }
   }
-  const comparison = asc ? sql`>` : sql`<`;
-  return sql`
-    ${aboveMinted ? sql`AND ${sql.unsafe(KEY)} > ${timestampText(minted ?? 0n)}::text::timestamptz` : sql``}
-    ${belowInfinity ? sql`AND ${sql.unsafe(KEY)} < 'infinity'::timestamptz` : sql``}
-    ${
-      position && after
-        ? sql`AND (${sql.unsafe(KEY)}, address) ${comparison}
-                  (${after.mintTime === null ? "infinity" : timestampText(after.mintTime)}::text::timestamptz,
-                   ${Buffer.from(bare(after.address), "hex")})`
-        : sql``
-    }`;
+  const conditions = [];
+  if (aboveMinted && minted !== undefined) {
+    conditions.push(sql`AND ${sql.unsafe(KEY)} > ${timestampText(minted)}::text::timestamptz`);
+  }
+  if (belowInfinity) conditions.push(sql`AND ${sql.unsafe(KEY)} < 'infinity'::timestamptz`);
+  if (position && after !== undefined) {
+    // Text, not a Date: PostgreSQL keeps microseconds, and `infinity` is no Date.
+    const time = after.mintTime === null ? "infinity" : timestampText(after.mintTime);
+    conditions.push(
+      sql`AND (${sql.unsafe(KEY)}, address) ${query.direction === "asc" ? sql`>` : sql`<`}
+               (${time}::text::timestamptz, ${Buffer.from(bare(after.address), "hex")})`,
+    );
+  }
+  return conditions.length === 0 ? sql`` : sql`${conditions}`;
 }
 
 /** An instant in microseconds as PostgreSQL reads it exactly: `YYYY-MM-DDTHH:MM:SS.ffffffZ`. */
