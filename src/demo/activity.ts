@@ -10,7 +10,7 @@ import { keccak256, maxUint256, parseEther, stringToHex } from "viem";
 import type { Address, Hex } from "../core/hex.ts";
 import { hexToNumber, numberToHex, wordToAddress } from "../core/hex.ts";
 import { devAddress, devAddresses } from "../devchain/deploy.ts";
-import { type ActivityCounts, ActivityPlanner, emptyCounts } from "./actions.ts";
+import { ActivityPlanner } from "./actions.ts";
 import { BlockBuilder, type RpcReceipt } from "./block-builder.ts";
 import {
   callTx,
@@ -26,6 +26,7 @@ import {
   type MintableErc721Key,
   punksAssignGas,
 } from "./contracts.ts";
+import { type ActivityCounts, emptyCounts } from "./counts.ts";
 import { Prng } from "./prng.ts";
 import { CREATOR, FEE_RECIPIENT, MARKET_FEE_BPS, PAID_MINT_PRICE, ROYALTY_BPS } from "./trading.ts";
 import {
@@ -41,7 +42,7 @@ import {
 } from "./world.ts";
 import { loadWorldFromChain } from "./world-from-chain.ts";
 
-export { ACTIVITY_COUNTERS, type ActivityCounts } from "./actions.ts";
+export { ACTIVITY_COUNTERS, type ActivityCounts } from "./counts.ts";
 
 const DAY = 86_400;
 /** Block interval the history's timestamps are aligned to, as on mainnet. */

@@ -8,10 +8,10 @@
  */
 import { keccak256, stringToHex } from "viem";
 import { type Address, wordToAddress, ZERO_ADDRESS } from "../core/hex.ts";
-import type { ActivityCounts } from "./actions.ts";
 import type { TxRequest } from "./block-builder.ts";
 import type { Erc721Key } from "./contracts.ts";
 import { callTx, type DemoContract, GAS } from "./contracts.ts";
+import type { ActivityCounts } from "./counts.ts";
 import type { Prng } from "./prng.ts";
 import { basicOrderArgs, fulfillAvailableArgs, type SeaportOrder, validateArgs } from "./seaport.ts";
 import type { Erc20Model, Erc721Model, PoolModel, TradingModel, World } from "./world.ts";
