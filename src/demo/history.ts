@@ -9,7 +9,6 @@
  */
 import type { Address, Hex } from "../core/hex.ts";
 import { hexToNumber } from "../core/hex.ts";
-import { ActivityPlanner } from "./actions.ts";
 import { BlockBuilder, type RpcReceipt } from "./block-builder.ts";
 import type { DemoContracts } from "./contracts.ts";
 import { type ActivityCounts, emptyCounts } from "./counts.ts";
@@ -20,6 +19,7 @@ import {
   Deployer,
   fundAndImpersonate,
 } from "./deployer.ts";
+import { createActivityPlanner } from "./planner.ts";
 import { Prng } from "./prng.ts";
 
 const DAY = 86_400;
@@ -152,7 +152,7 @@ export async function generateHistory(options: HistoryOptions): Promise<HistoryS
       },
     ];
 
-    const planner = new ActivityPlanner(world, prng, counts);
+    const planner = createActivityPlanner({ world, prng, counts });
     for (day = 0; day < days; day++) {
       options.signal?.throwIfAborted();
       if (day > 0) slotsToday.clear();

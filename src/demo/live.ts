@@ -3,7 +3,6 @@
  * state read back from the chain) or on a bare chain (the contracts deployed first).
  */
 import { type Hex, hexToNumber } from "../core/hex.ts";
-import { ActivityPlanner } from "./actions.ts";
 import { BlockBuilder, type RpcReceipt } from "./block-builder.ts";
 import type { DemoContracts } from "./contracts.ts";
 import { type ActivityCounts, emptyCounts } from "./counts.ts";
@@ -14,6 +13,7 @@ import {
   Deployer,
   fundAndImpersonate,
 } from "./deployer.ts";
+import { createActivityPlanner } from "./planner.ts";
 import { Prng } from "./prng.ts";
 import { loadWorldFromChain } from "./world-from-chain.ts";
 
@@ -84,7 +84,7 @@ export async function runLiveActivity(options: LiveActivityOptions): Promise<Liv
     contracts = completeContracts(deployed);
   }
 
-  const planner = new ActivityPlanner(world, prng, counts);
+  const planner = createActivityPlanner({ world, prng, counts });
   const actionsPerTick = options.actionsPerTick ?? 3;
   let ticks = 0;
   while (!options.signal.aborted) {

@@ -3,7 +3,7 @@
  * listings filled at once, escrow-market listings and bundles, aggregator sweeps, overpayments
  * refunded, direct deals in WETH or the stablecoin, wash pairs, paid mints, and swaps in the
  * Uniswap V2 pairs that move the exchange rates. Planned against the World model like the rest of
- * the activity (see actions.ts): an order is made in one block and filled in a later one, and no
+ * the activity (see plan/context.ts): an order is made in one block and filled in a later one, and no
  * token is touched twice within a block.
  */
 import { keccak256, stringToHex } from "viem";

@@ -1,0 +1,77 @@
+/**
+ * The draw of the next user action: every action of every standard and market with its weight.
+ * The list's order is part of what a seed means (the draw picks an index into it), so a new action
+ * goes at the end, and reordering changes every history.
+ */
+import type { TxRequest } from "./block-builder.ts";
+import { createSmallMarketPlanner } from "./markets/small-market.ts";
+import type { Action, PlanContext } from "./plan/context.ts";
+import { createErc20Planner } from "./plan/erc20.ts";
+import { createErc721Planner } from "./plan/erc721.ts";
+import { createErc1155Planner } from "./plan/erc1155.ts";
+import { createLegacyPlanner } from "./plan/legacy.ts";
+import { createPunksPlanner } from "./plan/punks.ts";
+import { TradingPlanner } from "./trading.ts";
+
+export interface ActivityPlanner {
+  /**
+   * One user action (one to three transactions from the same sender). `touched` holds the assets
+   * already used in the block being planned and is updated.
+   */
+  plan(touched: Set<string>): TxRequest[];
+}
+
+export function createActivityPlanner(ctx: PlanContext): ActivityPlanner {
+  const erc721 = createErc721Planner(ctx);
+  const erc1155 = createErc1155Planner(ctx);
+  const legacy = createLegacyPlanner(ctx);
+  const punks = createPunksPlanner(ctx);
+  const erc20 = createErc20Planner(ctx);
+  const smallMarket = createSmallMarketPlanner(ctx);
+  const actions: { weight: number; run: Action }[] = [
+    { weight: 5, run: erc721.mint },
+    { weight: 3, run: erc721.mintBatch },
+    { weight: 16, run: erc721.transfer },
+    { weight: 5, run: smallMarket.list },
+    { weight: 6, run: smallMarket.buy },
+    { weight: 1.5, run: erc721.burn },
+    { weight: 1, run: erc721.sendToDead },
+    { weight: 0.7, run: erc721.mintConsecutive },
+    { weight: 3, run: erc1155.mint },
+    { weight: 2, run: erc1155.mintBatch },
+    { weight: 6, run: erc1155.transfer },
+    { weight: 3, run: erc1155.batchTransfer },
+    { weight: 1, run: erc1155.burn },
+    { weight: 0.5, run: erc1155.burnBatch },
+    { weight: 0.5, run: erc1155.sendToDead },
+    { weight: 2.5, run: legacy.mint },
+    { weight: 3, run: legacy.transfer },
+    { weight: 1, run: legacy.approve },
+    { weight: 1, run: legacy.pull },
+    { weight: 0.5, run: legacy.sendToDead },
+    { weight: 2, run: punks.claim },
+    { weight: 3, run: punks.transfer },
+    { weight: 4, run: punks.offer },
+    { weight: 0.7, run: punks.cancelOffer },
+    { weight: 4, run: punks.buy },
+    { weight: 3, run: punks.bid },
+    { weight: 3, run: punks.acceptBid },
+    { weight: 0.7, run: punks.withdrawBid },
+    { weight: 1, run: punks.withdrawProceeds },
+    { weight: 4, run: erc20.transfer },
+    ...new TradingPlanner(ctx.world, ctx.prng, ctx.counts).actions(),
+  ];
+  const weights = actions.map((a) => a.weight);
+
+  return {
+    plan(touched) {
+      for (let attempt = 0; attempt < 40; attempt++) {
+        const action = actions[ctx.prng.weightedIndex(weights)];
+        const txs = action?.run(touched);
+        if (txs && txs.length > 0) return txs;
+      }
+      // Nothing else applied (an empty world): a mint always does, if any collection exists.
+      return erc721.mint(touched) ?? legacy.mint(touched) ?? [];
+    },
+  };
+}
