@@ -23,8 +23,9 @@ import {
   punksAssignGas,
 } from "./contracts.ts";
 import type { ActivityCounts } from "./counts.ts";
+import { CREATOR, FEE_RECIPIENT, MARKET_FEE_BPS, ROYALTY_BPS } from "./markets/fees.ts";
+import { PAID_MINT_PRICE } from "./markets/paid-mint.ts";
 import type { Prng } from "./prng.ts";
-import { CREATOR, FEE_RECIPIENT, MARKET_FEE_BPS, PAID_MINT_PRICE, ROYALTY_BPS } from "./trading.ts";
 import {
   accountWeights,
   Erc20Model,

@@ -4,6 +4,11 @@
  * goes at the end, and reordering changes every history.
  */
 import type { TxRequest } from "./block-builder.ts";
+import { createDirectDealPlanner } from "./markets/direct.ts";
+import { createEscrowPlanner } from "./markets/escrow.ts";
+import { createPaidMintPlanner } from "./markets/paid-mint.ts";
+import { createPoolPlanner } from "./markets/pools.ts";
+import { createSeaportPlanner } from "./markets/seaport.ts";
 import { createSmallMarketPlanner } from "./markets/small-market.ts";
 import type { Action, PlanContext } from "./plan/context.ts";
 import { createErc20Planner } from "./plan/erc20.ts";
@@ -11,7 +16,6 @@ import { createErc721Planner } from "./plan/erc721.ts";
 import { createErc1155Planner } from "./plan/erc1155.ts";
 import { createLegacyPlanner } from "./plan/legacy.ts";
 import { createPunksPlanner } from "./plan/punks.ts";
-import { TradingPlanner } from "./trading.ts";
 
 export interface ActivityPlanner {
   /**
@@ -28,6 +32,11 @@ export function createActivityPlanner(ctx: PlanContext): ActivityPlanner {
   const punks = createPunksPlanner(ctx);
   const erc20 = createErc20Planner(ctx);
   const smallMarket = createSmallMarketPlanner(ctx);
+  const seaport = createSeaportPlanner(ctx);
+  const escrow = createEscrowPlanner(ctx);
+  const direct = createDirectDealPlanner(ctx);
+  const paidMint = createPaidMintPlanner(ctx);
+  const pools = createPoolPlanner(ctx);
   const actions: { weight: number; run: Action }[] = [
     { weight: 5, run: erc721.mint },
     { weight: 3, run: erc721.mintBatch },
@@ -59,7 +68,18 @@ export function createActivityPlanner(ctx: PlanContext): ActivityPlanner {
     { weight: 0.7, run: punks.withdrawBid },
     { weight: 1, run: punks.withdrawProceeds },
     { weight: 4, run: erc20.transfer },
-    ...new TradingPlanner(ctx.world, ctx.prng, ctx.counts).actions(),
+    { weight: 4, run: seaport.list },
+    { weight: 4, run: seaport.buy },
+    { weight: 2.5, run: seaport.offer },
+    { weight: 2.5, run: seaport.acceptOffer },
+    { weight: 1.5, run: seaport.sweep },
+    { weight: 4, run: escrow.list },
+    { weight: 2, run: escrow.buy },
+    { weight: 1.5, run: escrow.sweep },
+    { weight: 2, run: direct.deal },
+    { weight: 2, run: direct.washBack },
+    { weight: 1.5, run: paidMint.mint },
+    { weight: 2.5, run: pools.swap },
   ];
   const weights = actions.map((a) => a.weight);
 
