@@ -1,7 +1,7 @@
 /**
- * The draw of the next user action: every action of every standard and market with its weight.
- * The list's order is part of what a seed means (the draw picks an index into it), so a new action
- * goes at the end, and reordering changes every history.
+ * The draw of the next user action: every action of every standard and market with its weight,
+ * in one list. The draw picks an index into it by weight, so the list's order and weights are part
+ * of what a seed means: adding, moving or reweighing an action changes every history.
  */
 import type { TxRequest } from "./block-builder.ts";
 import { createDirectDealPlanner } from "./markets/direct.ts";

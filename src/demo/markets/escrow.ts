@@ -4,8 +4,7 @@
  * the same transaction; and two or three listings of different sellers swept through the
  * aggregator, which buys them, passes the NFTs on and refunds the margin it was sent.
  */
-import type { Address } from "../../core/hex.ts";
-import { ZERO_ADDRESS } from "../../core/hex.ts";
+import { type Address, ZERO_ADDRESS } from "../../core/hex.ts";
 import type { TxRequest } from "../block-builder.ts";
 import { callTx, type Erc721Key, GAS } from "../contracts.ts";
 import { type PlanContext, tokenKey } from "../plan/context.ts";
