@@ -5,8 +5,8 @@
  */
 import type { Address } from "../core/hex.ts";
 import { BUCKET_SECONDS } from "../core/periods.ts";
-import type { Queryable } from "../store/pg/database.ts";
-import { bare } from "../store/pg/database.ts";
+import { bulkRows, joinColumn } from "../store/pg/bulk-rows.ts";
+import { bare, type Queryable } from "../store/pg/database.ts";
 import { runInOrder, type Statement } from "../store/pg/session.ts";
 import type { SaleBucketDelta } from "./sale-buckets.ts";
 
@@ -22,16 +22,9 @@ export interface TransferBucketDelta {
 
 /** Bucket changes as the parameters of the statements that apply them, built before the transaction. */
 export interface EncodedBuckets {
-  transfers?: {
-    contracts: string[];
-    starts: number[];
-    minted: string[];
-    burned: string[];
-    holders: number[];
-    transfers: number[];
-  };
-  /** The sale deltas as JSON: extreme prices cannot be subtracted, so they are only ever added. */
-  sales?: string;
+  transfers?: { c: string; st: string; m: string; b: string; h: string; n: string };
+  /** Extreme prices cannot be subtracted: sale deltas are only ever added. */
+  sales?: { c: string; st: string; n: string; u: string; v: string; lo: string; hi: string };
 }
 
 /** `sign` -1 encodes the transfer deltas in reverse (a rollback). */
@@ -46,27 +39,25 @@ export function encodeBuckets(
       transfers.length === 0
         ? undefined
         : {
-            contracts: transfers.map((b) => bare(b.contract)),
-            starts: transfers.map((b) => b.start),
-            minted: transfers.map((b) => (b.minted * s).toString()),
-            burned: transfers.map((b) => (b.burned * s).toString()),
-            holders: transfers.map((b) => b.holders * sign),
-            transfers: transfers.map((b) => b.transfers * sign),
+            c: joinColumn(transfers.map((b) => bare(b.contract))),
+            st: joinColumn(transfers.map((b) => b.start)),
+            m: joinColumn(transfers.map((b) => b.minted * s)),
+            b: joinColumn(transfers.map((b) => b.burned * s)),
+            h: joinColumn(transfers.map((b) => b.holders * sign)),
+            n: joinColumn(transfers.map((b) => b.transfers * sign)),
           },
     sales:
       sales.length === 0
         ? undefined
-        : JSON.stringify(
-            sales.map((k) => ({
-              c: bare(k.contract),
-              st: k.start,
-              n: k.sales,
-              u: k.units.toString(),
-              v: k.volume.toString(),
-              lo: k.minUnitPrice.toString(),
-              hi: k.maxUnitPrice.toString(),
-            })),
-          ),
+        : {
+            c: joinColumn(sales.map((k) => bare(k.contract))),
+            st: joinColumn(sales.map((k) => k.start)),
+            n: joinColumn(sales.map((k) => k.sales)),
+            u: joinColumn(sales.map((k) => k.units)),
+            v: joinColumn(sales.map((k) => k.volume)),
+            lo: joinColumn(sales.map((k) => k.minUnitPrice)),
+            hi: joinColumn(sales.map((k) => k.maxUnitPrice)),
+          },
   };
 }
 
@@ -76,10 +67,8 @@ export function bucketStatements(sql: Queryable, chainId: number, encoded: Encod
   if (t) {
     statements.push(sql`
       INSERT INTO collection_buckets AS t (chain_id, contract, bucket_start, minted, burned, holders_delta, transfers)
-      SELECT ${chainId}, decode(c, 'hex'), to_timestamp(st), m::numeric, b::numeric, h, n
-      FROM unnest(${t.contracts}::text[], ${t.starts}::bigint[], ${t.minted}::text[],
-                  ${t.burned}::text[], ${t.holders}::bigint[], ${t.transfers}::bigint[])
-        AS u(c, st, m, b, h, n)
+      SELECT ${chainId}, decode(c, 'hex'), to_timestamp(st::bigint), m::numeric, b::numeric, h::bigint, n::bigint
+      FROM ${bulkRows(sql, t)}
       ON CONFLICT (chain_id, contract, bucket_start) DO UPDATE SET
         minted = t.minted + excluded.minted, burned = t.burned + excluded.burned,
         holders_delta = t.holders_delta + excluded.holders_delta, transfers = t.transfers + excluded.transfers`);
@@ -88,8 +77,9 @@ export function bucketStatements(sql: Queryable, chainId: number, encoded: Encod
     statements.push(sql`
       INSERT INTO collection_buckets AS t (chain_id, contract, bucket_start, sales, sold_units, volume, min_unit_price,
                                            max_unit_price)
-      SELECT ${chainId}, decode(c, 'hex'), to_timestamp(st), n, u::numeric, v::numeric, lo::numeric, hi::numeric
-      FROM jsonb_to_recordset(${sales}::text::jsonb) AS r(c text, st bigint, n bigint, u text, v text, lo text, hi text)
+      SELECT ${chainId}, decode(c, 'hex'), to_timestamp(st::bigint), n::bigint, u::numeric, v::numeric, lo::numeric,
+             hi::numeric
+      FROM ${bulkRows(sql, sales)}
       ON CONFLICT (chain_id, contract, bucket_start) DO UPDATE SET
         sales = t.sales + excluded.sales,
         sold_units = t.sold_units + excluded.sold_units,
@@ -128,25 +118,41 @@ export async function undoBuckets(
     const g = [...gone.values()];
     await sql`
       UPDATE collection_buckets t
-      SET sales = t.sales - u.n, sold_units = t.sold_units - u.u::numeric, volume = t.volume - u.v::numeric,
+      SET sales = t.sales - u.n::bigint, sold_units = t.sold_units - u.u::numeric, volume = t.volume - u.v::numeric,
           min_unit_price = m.lo, max_unit_price = m.hi
-      FROM unnest(${g.map((k) => bare(k.contract))}::text[], ${g.map((k) => k.start)}::bigint[],
-                  ${g.map((k) => k.n)}::bigint[], ${g.map((k) => k.u.toString())}::text[],
-                  ${g.map((k) => k.v.toString())}::text[]) AS u(c, st, n, u, v)
+      FROM ${bulkRows(
+        sql,
+        {
+          c: joinColumn(g.map((k) => bare(k.contract))),
+          st: joinColumn(g.map((k) => k.start)),
+          n: joinColumn(g.map((k) => k.n)),
+          u: joinColumn(g.map((k) => k.u)),
+          v: joinColumn(g.map((k) => k.v)),
+        },
+        { joined: true },
+      )}
       CROSS JOIN LATERAL (
         -- The sales the bucket keeps: after the newest block known to be older than the bucket (when
         -- the recent headers reach back that far), so that the read stays within the bucket's blocks.
         SELECT min(trunc(s.total_native / s.quantity)) AS lo, max(trunc(s.total_native / s.quantity)) AS hi
         FROM sales s
         WHERE s.chain_id = ${chainId} AND s.contract = decode(u.c, 'hex') AND s.kind = 'sale'
-          AND s.block_time >= to_timestamp(u.st) AND s.block_time < to_timestamp(u.st + ${BUCKET_SECONDS})
+          AND s.block_time >= to_timestamp(u.st::bigint)
+          AND s.block_time < to_timestamp(u.st::bigint + ${BUCKET_SECONDS})
           AND s.block_number > coalesce((SELECT max(r.number) FROM recent_blocks r
-                                         WHERE r.chain_id = ${chainId} AND r.block_time < to_timestamp(u.st)), -1)) m
-      WHERE t.chain_id = ${chainId} AND t.contract = decode(u.c, 'hex') AND t.bucket_start = to_timestamp(u.st)`;
+                                         WHERE r.chain_id = ${chainId} AND r.block_time < to_timestamp(u.st::bigint)), -1)) m
+      WHERE t.chain_id = ${chainId} AND t.contract = decode(u.c, 'hex') AND t.bucket_start = to_timestamp(u.st::bigint)`;
   }
   await sql`
     DELETE FROM collection_buckets t
-    USING unnest(${transfers.map((k) => bare(k.contract))}::text[], ${transfers.map((k) => k.start)}::bigint[]) AS u(c, st)
-    WHERE t.chain_id = ${chainId} AND t.contract = decode(u.c, 'hex') AND t.bucket_start = to_timestamp(u.st)
+    USING ${bulkRows(
+      sql,
+      {
+        c: joinColumn(transfers.map((k) => bare(k.contract))),
+        st: joinColumn(transfers.map((k) => k.start)),
+      },
+      { joined: true },
+    )}
+    WHERE t.chain_id = ${chainId} AND t.contract = decode(u.c, 'hex') AND t.bucket_start = to_timestamp(u.st::bigint)
       AND t.transfers = 0`;
 }

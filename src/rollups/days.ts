@@ -5,6 +5,7 @@
  */
 import type { Address } from "../core/hex.ts";
 import { DAY_SECONDS, dayStart } from "../core/periods.ts";
+import { bulkRows, joinColumn } from "../store/pg/bulk-rows.ts";
 import { bare, type Queryable } from "../store/pg/database.ts";
 import type { Statement } from "../store/pg/session.ts";
 
@@ -12,6 +13,10 @@ import type { Statement } from "../store/pg/session.ts";
 export interface TouchedDays {
   contracts: string[];
   days: number[];
+}
+
+function touchedRows(sql: Queryable, touched: TouchedDays) {
+  return bulkRows(sql, { c: joinColumn(touched.contracts), d: joinColumn(touched.days) }, { joined: true });
 }
 
 /** Each distinct (collection, day) of the given buckets (starts in Unix seconds). */
@@ -38,17 +43,17 @@ export function dayStatements(sql: Queryable, chainId: number, touched: TouchedD
   return [
     sql`
     DELETE FROM collection_days t
-    USING unnest(${touched.contracts}::text[], ${touched.days}::bigint[]) AS u(c, d)
-    WHERE t.chain_id = ${chainId} AND t.contract = decode(u.c, 'hex') AND t.day = to_timestamp(u.d)`,
+    USING ${touchedRows(sql, touched)}
+    WHERE t.chain_id = ${chainId} AND t.contract = decode(u.c, 'hex') AND t.day = to_timestamp(u.d::bigint)`,
     sql`
     INSERT INTO collection_days (chain_id, contract, day, minted, burned, holders_delta, transfers, sales, sold_units,
                                  volume, min_unit_price, max_unit_price)
-    SELECT ${chainId}, b.contract, to_timestamp(u.d), sum(b.minted), sum(b.burned), sum(b.holders_delta),
+    SELECT ${chainId}, b.contract, to_timestamp(u.d::bigint), sum(b.minted), sum(b.burned), sum(b.holders_delta),
            sum(b.transfers), sum(b.sales), sum(b.sold_units), sum(b.volume), min(b.min_unit_price),
            max(b.max_unit_price)
-    FROM unnest(${touched.contracts}::text[], ${touched.days}::bigint[]) AS u(c, d)
+    FROM ${touchedRows(sql, touched)}
     JOIN collection_buckets b ON b.chain_id = ${chainId} AND b.contract = decode(u.c, 'hex')
-      AND b.bucket_start >= to_timestamp(u.d) AND b.bucket_start < to_timestamp(u.d + ${DAY_SECONDS})
+      AND b.bucket_start >= to_timestamp(u.d::bigint) AND b.bucket_start < to_timestamp(u.d::bigint + ${DAY_SECONDS})
     GROUP BY b.contract, u.d`,
   ];
 }

@@ -11,6 +11,7 @@
  * whole length or more (a resumed chain, the first batch) is counted again from the rollups.
  */
 import type { Address } from "../core/hex.ts";
+import { bulkRows, joinColumn } from "../store/pg/bulk-rows.ts";
 import { bare, type Queryable, toHex } from "../store/pg/database.ts";
 import { runInOrder, type Statement } from "../store/pg/session.ts";
 import type { SaleBucketDelta } from "./sale-buckets.ts";
@@ -25,22 +26,21 @@ export async function storedWindowEnd(sql: Queryable, chainId: number): Promise<
 
 /** A batch's sale deltas as one parameter per column. */
 export interface EncodedSaleDeltas {
-  contracts: string[];
-  starts: number[];
-  sales: number[];
-  units: string[];
-  volumes: string[];
-  highs: string[];
+  rows: number;
+  columns: { c: string; st: string; n: string; u: string; v: string; hi: string };
 }
 
 export function encodeSaleDeltas(deltas: readonly SaleBucketDelta[]): EncodedSaleDeltas {
   return {
-    contracts: deltas.map((d) => bare(d.contract)),
-    starts: deltas.map((d) => d.start),
-    sales: deltas.map((d) => d.sales),
-    units: deltas.map((d) => d.units.toString()),
-    volumes: deltas.map((d) => d.volume.toString()),
-    highs: deltas.map((d) => d.maxUnitPrice.toString()),
+    rows: deltas.length,
+    columns: {
+      c: joinColumn(deltas.map((d) => bare(d.contract))),
+      st: joinColumn(deltas.map((d) => d.start)),
+      n: joinColumn(deltas.map((d) => d.sales)),
+      u: joinColumn(deltas.map((d) => d.units)),
+      v: joinColumn(deltas.map((d) => d.volume)),
+      hi: joinColumn(deltas.map((d) => d.maxUnitPrice)),
+    },
   };
 }
 
@@ -61,10 +61,9 @@ export function rankingStatements(
   const recounts = moves.filter((m) => m.kind === "recount").map((m) => m.seconds);
   const statements: Statement[] = [];
   const delta = sql`
-    SELECT decode(c, 'hex') AS contract, to_timestamp(st) AS bucket_start, n, u::numeric AS u, v::numeric AS v,
-           hi::numeric AS hi
-    FROM unnest(${deltas.contracts}::text[], ${deltas.starts}::bigint[], ${deltas.sales}::bigint[],
-                ${deltas.units}::text[], ${deltas.volumes}::text[], ${deltas.highs}::text[]) AS u(c, st, n, u, v, hi)`;
+    SELECT decode(c, 'hex') AS contract, to_timestamp(st::bigint) AS bucket_start, n::bigint AS n, u::numeric AS u,
+           v::numeric AS v, hi::numeric AS hi
+    FROM ${bulkRows(sql, deltas.columns, { joined: true })}`;
   const sliding = slides.filter((m) => m.leaving.to > m.leaving.from);
   if (sliding.length > 0) {
     // The buckets leaving each window, as they were before this batch; a collection whose highest
@@ -87,7 +86,7 @@ export function rankingStatements(
       FROM leaving l
       WHERE t.chain_id = ${chainId} AND t.window_seconds = l.seconds AND t.contract = l.contract`);
   }
-  if (deltas.contracts.length > 0 && slides.length > 0) {
+  if (deltas.rows > 0 && slides.length > 0) {
     statements.push(sql`
       WITH delta AS (${delta})
       INSERT INTO collection_windows AS t (chain_id, window_seconds, contract, sales, sold_units, volume, max_unit_price)
@@ -135,8 +134,9 @@ function windowHigh(sql: Queryable, chainId: number, from: number, to: number) {
 }
 
 /**
- * Counts a window ending at `end` again from the rollups: for every collection, or only for
- * `contracts` (a rollback's). Every row of those collections is replaced.
+ * Counts a window ending at `end` again from the rollups: for every collection (read by the day and
+ * bucket indexes on time), or only for `contracts` (a rollback's, read by each collection's keys).
+ * Every row of those collections is replaced.
  */
 function recountStatements(
   sql: Queryable,
@@ -146,27 +146,47 @@ function recountStatements(
   contracts: readonly Address[] | undefined,
 ): Statement[] {
   const p = windowParts(end - seconds, end);
-  const only = contracts === undefined ? null : contracts.map(bare);
+  const insert = sql`
+    INSERT INTO collection_windows (chain_id, window_seconds, contract, sales, sold_units, volume, max_unit_price)`;
+  const inDays = sql`d.sales > 0 AND d.day >= to_timestamp(${p.dayFrom}) AND d.day < to_timestamp(${p.dayTo})`;
+  const inEdges = sql`
+    b.sales > 0
+    AND ((b.bucket_start >= to_timestamp(${p.head.from}) AND b.bucket_start < to_timestamp(${p.head.to}))
+      OR (b.bucket_start >= to_timestamp(${p.tail.from}) AND b.bucket_start < to_timestamp(${p.tail.to})))`;
+  if (contracts === undefined) {
+    return [
+      sql`DELETE FROM collection_windows WHERE chain_id = ${chainId} AND window_seconds = ${seconds}`,
+      sql`
+        ${insert}
+        SELECT ${chainId}, ${seconds}, contract, sum(sales), sum(sold_units), sum(volume), max(max_unit_price)
+        FROM (
+          SELECT d.contract, d.sales, d.sold_units, d.volume, d.max_unit_price FROM collection_days d
+          WHERE d.chain_id = ${chainId} AND ${inDays}
+          UNION ALL
+          SELECT b.contract, b.sales, b.sold_units, b.volume, b.max_unit_price FROM collection_buckets b
+          WHERE b.chain_id = ${chainId} AND ${inEdges}) parts
+        GROUP BY contract`,
+    ];
+  }
+  const list = bulkRows(sql, { c: joinColumn(contracts.map(bare)) }, { joined: true });
   return [
     sql`
-      DELETE FROM collection_windows
-      WHERE chain_id = ${chainId} AND window_seconds = ${seconds}
-        AND (${only}::text[] IS NULL OR contract = ANY(SELECT decode(c, 'hex') FROM unnest(${only}::text[]) AS u(c)))`,
+      DELETE FROM collection_windows t USING ${list}
+      WHERE t.chain_id = ${chainId} AND t.window_seconds = ${seconds} AND t.contract = decode(u.c, 'hex')`,
     sql`
-      INSERT INTO collection_windows (chain_id, window_seconds, contract, sales, sold_units, volume, max_unit_price)
-      SELECT ${chainId}, ${seconds}, contract, sum(sales), sum(sold_units), sum(volume), max(max_unit_price)
-      FROM (
-        SELECT contract, sales, sold_units, volume, max_unit_price FROM collection_days
-        WHERE chain_id = ${chainId} AND sales > 0
-          AND day >= to_timestamp(${p.dayFrom}) AND day < to_timestamp(${p.dayTo})
-        UNION ALL
-        SELECT contract, sales, sold_units, volume, max_unit_price FROM collection_buckets
-        WHERE chain_id = ${chainId} AND sales > 0
-          AND ((bucket_start >= to_timestamp(${p.head.from}) AND bucket_start < to_timestamp(${p.head.to}))
-            OR (bucket_start >= to_timestamp(${p.tail.from}) AND bucket_start < to_timestamp(${p.tail.to})))) parts
-      WHERE ${only}::text[] IS NULL OR contract = ANY(SELECT decode(c, 'hex') FROM unnest(${only}::text[]) AS u(c))
-      GROUP BY contract
-      HAVING sum(sales) > 0`,
+      ${insert}
+      SELECT ${chainId}, ${seconds}, w.contract, w.sales, w.units, w.volume, w.hi
+      FROM ${list}
+      CROSS JOIN LATERAL (
+        SELECT decode(u.c, 'hex') AS contract, sum(sales) AS sales, sum(sold_units) AS units, sum(volume) AS volume,
+               max(max_unit_price) AS hi
+        FROM (
+          SELECT d.sales, d.sold_units, d.volume, d.max_unit_price FROM collection_days d
+          WHERE d.chain_id = ${chainId} AND d.contract = decode(u.c, 'hex') AND ${inDays}
+          UNION ALL
+          SELECT b.sales, b.sold_units, b.volume, b.max_unit_price FROM collection_buckets b
+          WHERE b.chain_id = ${chainId} AND b.contract = decode(u.c, 'hex') AND ${inEdges}) parts) w
+      WHERE w.sales > 0`,
   ];
 }
 

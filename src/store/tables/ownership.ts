@@ -1,5 +1,6 @@
 import type { Address } from "../../core/hex.ts";
-import { bare, column, type Queryable, toHex } from "../pg/database.ts";
+import { bulkRows, joinColumn } from "../pg/bulk-rows.ts";
+import { bare, type Queryable, toHex } from "../pg/database.ts";
 import { runInOrder, type Statement } from "../pg/session.ts";
 
 /**
@@ -29,8 +30,11 @@ export async function holderUnits(
   if (pairs.length === 0) return units;
   const rows = await sql<{ contract: Uint8Array; holder: Uint8Array; units: string }[]>`
     SELECT h.contract, h.holder, h.units
-    FROM unnest(string_to_array(${column(pairs.map((p) => bare(p.contract)))}, ','),
-                string_to_array(${column(pairs.map((p) => bare(p.holder)))}, ',')) AS u(c, h)
+    FROM ${bulkRows(
+      sql,
+      { c: joinColumn(pairs.map((p) => bare(p.contract))), h: joinColumn(pairs.map((p) => bare(p.holder))) },
+      { joined: true },
+    )}
     JOIN collection_holders h
       ON h.chain_id = ${chainId} AND h.contract = decode(u.c, 'hex') AND h.holder = decode(u.h, 'hex')`;
   for (const row of rows) units.set(toHex(row.contract) + toHex(row.holder), BigInt(row.units));
@@ -44,13 +48,7 @@ export async function holderUnits(
 export interface EncodedOwnership {
   balances?: { contracts: string; tokenIds: string; holders: string; deltas: string };
   holders?: { contracts: string; holders: string; units: string };
-  collections?: {
-    contracts: string[];
-    minted: string[];
-    burned: string[];
-    holders: number[];
-    transfers: number[];
-  };
+  collections?: { contracts: string; minted: string; burned: string; holders: string; transfers: string };
 }
 
 /** `sign` -1 encodes the changes in reverse (a rollback); holders are always set to the absolute units given. */
@@ -62,28 +60,28 @@ export function encodeOwnership(changes: OwnershipChanges, sign: 1 | -1 = 1): En
       balances.length === 0
         ? undefined
         : {
-            contracts: column(balances.map((b) => bare(b.contract))),
-            tokenIds: column(balances.map((b) => b.tokenId)),
-            holders: column(balances.map((b) => bare(b.holder))),
-            deltas: column(balances.map((b) => b.delta * s)),
+            contracts: joinColumn(balances.map((b) => bare(b.contract))),
+            tokenIds: joinColumn(balances.map((b) => b.tokenId)),
+            holders: joinColumn(balances.map((b) => bare(b.holder))),
+            deltas: joinColumn(balances.map((b) => b.delta * s)),
           },
     holders:
       holders.length === 0
         ? undefined
         : {
-            contracts: column(holders.map((h) => bare(h.contract))),
-            holders: column(holders.map((h) => bare(h.holder))),
-            units: column(holders.map((h) => h.units)),
+            contracts: joinColumn(holders.map((h) => bare(h.contract))),
+            holders: joinColumn(holders.map((h) => bare(h.holder))),
+            units: joinColumn(holders.map((h) => h.units)),
           },
     collections:
       collections.length === 0
         ? undefined
         : {
-            contracts: collections.map((c) => bare(c.contract)),
-            minted: collections.map((c) => (c.minted * s).toString()),
-            burned: collections.map((c) => (c.burned * s).toString()),
-            holders: collections.map((c) => c.holders * sign),
-            transfers: collections.map((c) => c.transfers * sign),
+            contracts: joinColumn(collections.map((c) => bare(c.contract))),
+            minted: joinColumn(collections.map((c) => c.minted * s)),
+            burned: joinColumn(collections.map((c) => c.burned * s)),
+            holders: joinColumn(collections.map((c) => c.holders * sign)),
+            transfers: joinColumn(collections.map((c) => c.transfers * sign)),
           },
   };
 }
@@ -105,9 +103,11 @@ export function ownershipStatements(sql: Queryable, chainId: number, encoded: En
     statements.push(sql`
       MERGE INTO token_balances t
       USING (SELECT decode(c, 'hex') AS contract, tid::numeric AS token_id, decode(h, 'hex') AS holder, d::numeric AS delta
-             FROM unnest(string_to_array(${balances.contracts}, ','), string_to_array(${balances.tokenIds}, ','),
-                         string_to_array(${balances.holders}, ','), string_to_array(${balances.deltas}, ','))
-               AS u(c, tid, h, d)) s
+             FROM ${bulkRows(
+               sql,
+               { c: balances.contracts, tid: balances.tokenIds, h: balances.holders, d: balances.deltas },
+               { joined: true },
+             )}) s
       ON t.chain_id = ${chainId} AND t.contract = s.contract AND t.token_id = s.token_id AND t.holder = s.holder
       WHEN MATCHED AND t.amount + s.delta = 0 THEN DELETE
       WHEN MATCHED THEN UPDATE SET amount = t.amount + s.delta
@@ -118,8 +118,7 @@ export function ownershipStatements(sql: Queryable, chainId: number, encoded: En
     statements.push(sql`
       MERGE INTO collection_holders t
       USING (SELECT decode(c, 'hex') AS contract, decode(h, 'hex') AS holder, n::numeric AS units
-             FROM unnest(string_to_array(${holders.contracts}, ','), string_to_array(${holders.holders}, ','),
-                         string_to_array(${holders.units}, ',')) AS u(c, h, n)) s
+             FROM ${bulkRows(sql, { c: holders.contracts, h: holders.holders, n: holders.units }, { joined: true })}) s
       ON t.chain_id = ${chainId} AND t.contract = s.contract AND t.holder = s.holder
       WHEN MATCHED AND s.units = 0 THEN DELETE
       WHEN MATCHED THEN UPDATE SET units = s.units
@@ -129,9 +128,14 @@ export function ownershipStatements(sql: Queryable, chainId: number, encoded: En
   if (collections) {
     statements.push(sql`
       INSERT INTO collection_stats AS t (chain_id, contract, minted, burned, holders, transfers)
-      SELECT ${chainId}, decode(c, 'hex'), m::numeric, b::numeric, h, n
-      FROM unnest(${collections.contracts}::text[], ${collections.minted}::text[], ${collections.burned}::text[],
-                  ${collections.holders}::bigint[], ${collections.transfers}::bigint[]) AS u(c, m, b, h, n)
+      SELECT ${chainId}, decode(c, 'hex'), m::numeric, b::numeric, h::bigint, n::bigint
+      FROM ${bulkRows(sql, {
+        c: collections.contracts,
+        m: collections.minted,
+        b: collections.burned,
+        h: collections.holders,
+        n: collections.transfers,
+      })}
       ON CONFLICT (chain_id, contract) DO UPDATE SET
         minted = t.minted + excluded.minted, burned = t.burned + excluded.burned,
         holders = t.holders + excluded.holders, transfers = t.transfers + excluded.transfers`);
@@ -147,6 +151,6 @@ export async function pruneCollectionsAfterRollback(
 ): Promise<void> {
   await sql`
     DELETE FROM collection_stats t
-    USING unnest(${changes.collections.map((k) => bare(k.contract))}::text[]) AS u(c)
+    USING ${bulkRows(sql, { c: joinColumn(changes.collections.map((k) => bare(k.contract))) }, { joined: true })}
     WHERE t.chain_id = ${chainId} AND t.contract = decode(u.c, 'hex') AND t.transfers = 0`;
 }
