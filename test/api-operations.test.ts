@@ -204,6 +204,18 @@ describe("top collections", () => {
               .collections as Json[],
         );
         assert.deepEqual(paged, got);
+        // And by page token, to the last page, whose nextPageToken is empty.
+        const walked: Json[] = [];
+        for (let token = ""; ; ) {
+          const body = await ok(
+            `/collections/v1beta2/top/${metric}/${duration}?limit=2${token ? `&pageToken=${token}` : ""}`,
+          );
+          walked.push(...(body.collections as Json[]));
+          token = body.nextPageToken as string;
+          if (token === "") break;
+          assert.ok(walked.length <= got.length, "the tokens end");
+        }
+        assert.deepEqual(walked, got);
       }
     }
   });

@@ -59,6 +59,7 @@ const SEED: Record<string, { get: string; query: string[] }> = {
 const ADDED: Record<string, string[]> = {
   ListContracts: ["pageToken"],
   ListCollectionOwners: ["pageToken"],
+  GetTopCollections: ["pageToken"],
 };
 
 describe("the services' http rules are the seed's operations", () => {

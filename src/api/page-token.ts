@@ -44,6 +44,16 @@ export const naturalPart: KeyPart<bigint> = {
     typeof json === "string" && /^(0|[1-9][0-9]{0,99})$/.test(json) ? BigInt(json) : undefined,
 };
 
+/**
+ * A non-negative decimal as PostgreSQL writes a numeric (a ranking's average price, to 18 decimals
+ * of a wei), kept as its text so that nothing is rounded on the way back.
+ */
+export const decimalPart: KeyPart<string> = {
+  write: (value) => value,
+  read: (json) =>
+    typeof json === "string" && /^(0|[1-9][0-9]{0,99})(\.[0-9]{1,40})?$/.test(json) ? json : undefined,
+};
+
 /** Microseconds since 1970-01-01T00:00:00Z (PostgreSQL's precision), within years 0001 to 9999. */
 export const microsPart: KeyPart<bigint> = {
   write: (value) => value.toString(),

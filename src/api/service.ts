@@ -20,6 +20,7 @@ import { NotFoundError } from "./errors.ts";
 import { seriesGrid } from "./grid.ts";
 import {
   addressPart,
+  decimalPart,
   microsPart,
   naturalPart,
   nullable,
@@ -101,6 +102,8 @@ const METRIC_OF: Readonly<Record<Metric, RankingMetric>> = {
 const CONTRACT_TOKENS = pageTokens(nullable(microsPart), addressPart);
 /** Page tokens of a collection's holders: units held and address. */
 const OWNER_TOKENS = pageTokens(naturalPart, addressPart);
+/** Page tokens of a ranking: the value it orders by (a decimal for the average price) and the address. */
+const RANKING_TOKENS = pageTokens(decimalPart, addressPart);
 
 /** A single-valued field: a REST parameter given more than once must agree with itself. */
 function one(fields: RequestFields, name: string): RawScalar {
@@ -214,22 +217,32 @@ export function createApiService(options: ApiServiceOptions): Map<string, Operat
       };
     },
 
-    async getTopCollections(fields) {
+    getTopCollections(fields) {
       const metric = parseMetric(one(fields, "metric"));
       const duration = parseDuration(one(fields, "duration"));
       const limit = parseLimit(one(fields, "limit"), "top");
       const offset = parseOffset(one(fields, "offset"));
+      const token = parsePageToken(one(fields, "page_token"));
+      checkPaging(offset, token);
+      const list = queryFingerprint("GetTopCollections", { chainId, metric, duration });
+      const from = token === undefined ? undefined : RANKING_TOKENS.read(token, list);
       return {
-        key: `${duration}|${metric}|${limit}|${offset}`,
+        key: `${duration}|${metric}|${limit}|${offset}|${token ?? ""}`,
         read: async () => {
+          // One row more than asked says whether a next page exists.
           const rows = await topCollections(sql, chainId, {
             windowSeconds: DURATION_SECONDS[duration],
             metric: METRIC_OF[metric],
-            limit,
+            limit: limit + 1,
             offset,
+            after: from && { value: from[0], contract: from[1] },
           });
+          const page = rows.slice(0, limit);
+          const last = page[page.length - 1];
           return create(CollectionsService.method.getTopCollections.output, {
-            collections: rows.map((row) => topCollectionMessage(row, metric)),
+            collections: page.map((row) => topCollectionMessage(row, metric)),
+            nextPageToken:
+              rows.length > limit && last ? RANKING_TOKENS.write(list, [last.rankValue, last.contract]) : "",
           });
         },
       };
