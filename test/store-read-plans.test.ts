@@ -10,6 +10,7 @@ import type { Address } from "../src/core/hex.ts";
 import type { ContractType } from "../src/core/types.ts";
 import { type ContractPosition, type ContractQuery, contractsQuery } from "../src/store/read/contracts.ts";
 import { type Owner, type OwnersQuery, ownersQuery } from "../src/store/read/owners.ts";
+import { type RankingMetric, topCollections, topQuery } from "../src/store/read/top.ts";
 import { createTestDatabase, stopTestServer, type TestDatabase } from "./support/database.ts";
 
 const CHAIN_ID = 1;
@@ -41,6 +42,15 @@ before(async () => {
     SELECT ${CHAIN_ID}, ${Buffer.from(COLLECTION.slice(2), "hex")}, decode(substr(md5(i::text) || md5((-i)::text), 1, 40), 'hex'),
       CASE WHEN i % 5 < 3 THEN 1 WHEN i % 5 = 3 THEN 2 ELSE i % 97 + 3 END
     FROM generate_series(1, ${HOLDERS}) AS i`;
+  // Ranked windows: 300,000 collections in the year's window, a tenth of them in the day's, with
+  // runs of equal sales counts.
+  await db.sql`
+    INSERT INTO collection_windows (chain_id, window_seconds, contract, sales, sold_units, volume, max_unit_price)
+    SELECT ${CHAIN_ID}, w, decode(substr(md5(i::text) || md5((-i)::text), 1, 40), 'hex'), i % 50 + 1, i % 70 + 1,
+      (i::numeric * 7919 % 1000003) * 1000000000000, (i::numeric * 104729 % 1000003) * 1000000000
+    FROM generate_series(1, ${CONTRACTS}) AS i, (VALUES (86400), (31536000)) AS v(w)
+    WHERE w = 31536000 OR i % 10 = 0`;
+  await db.sql.unsafe("VACUUM ANALYZE collection_windows");
   await db.sql.unsafe("VACUUM ANALYZE contracts");
   await db.sql.unsafe("VACUUM ANALYZE collection_holders");
 });
@@ -71,9 +81,11 @@ function nodes(plan: PlanNode): PlanNode[] {
  * at most `rows` rows and no block more than a range of that many rows needs.
  */
 async function checkPlan(
-  query: ReturnType<typeof contractsQuery> | ReturnType<typeof ownersQuery>,
+  query: ReturnType<typeof contractsQuery> | ReturnType<typeof ownersQuery> | ReturnType<typeof topQuery>,
   rows: number,
   indexes: RegExp,
+  /** Blocks beyond the range's: one key lookup per row (a ranking's collection names) reads a few. */
+  lookupBlocks = 0,
 ): Promise<PlanNode[]> {
   const [result] = await db.sql<{ "QUERY PLAN": { Plan: PlanNode }[] }[]>`
     EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${query}`;
@@ -96,7 +108,7 @@ async function checkPlan(
   // A range of n rows reads its index pages and a heap page per row at worst; a scan that walked
   // the table would read thousands.
   const blocks = plan["Shared Hit Blocks"] + plan["Shared Read Blocks"];
-  assert.ok(blocks <= 40 + 2 * rows, `${blocks} blocks for ${rows} rows: ${shown}`);
+  assert.ok(blocks <= 40 + 2 * rows + lookupBlocks, `${blocks} blocks for ${rows} rows: ${shown}`);
   return all;
 }
 
@@ -209,6 +221,28 @@ describe("the owners list's plans", () => {
         assert.equal(all.filter((n) => n["Node Type"].endsWith("Scan")).length, 1, "one range");
       }
       await checkPlan(owners({ direction, offset: 10_000 }), 10_000 + LIMIT, index);
+    });
+  }
+});
+
+describe("the rankings' plans", () => {
+  const INDEXES = /^collection_windows_by_|^contracts_pkey$/;
+  // Each collection's name is one probe of the contracts' key: its index pages and a heap page.
+  const NAME_LOOKUPS = 5 * LIMIT;
+  for (const metric of ["volume", "sales", "maxPrice", "avgPrice"] as RankingMetric[]) {
+    test(`${metric}: the first page, a deep page after a collection, and the largest offset, of a day and of a year`, async () => {
+      for (const windowSeconds of [86_400, 31_536_000]) {
+        const page = { windowSeconds, metric, limit: LIMIT, offset: 0 };
+        await checkPlan(topQuery(db.sql, CHAIN_ID, page), LIMIT, INDEXES, NAME_LOOKUPS);
+        // Deep in the ranking: go on after the collection at the largest offset.
+        const [deep] = await topCollections(db.sql, CHAIN_ID, { ...page, limit: 1, offset: 10_000 });
+        assert.ok(deep);
+        const after = { value: deep.rankValue, contract: deep.contract };
+        await checkPlan(topQuery(db.sql, CHAIN_ID, { ...page, after }), LIMIT, INDEXES, NAME_LOOKUPS);
+        const next = await topCollections(db.sql, CHAIN_ID, { ...page, limit: 2, after });
+        const byOffset = await topCollections(db.sql, CHAIN_ID, { ...page, limit: 2, offset: 10_001 });
+        assert.deepEqual(next, byOffset, "after a collection is where the offset goes on");
+      }
     });
   }
 });

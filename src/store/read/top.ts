@@ -43,17 +43,39 @@ const ORDER: Readonly<Record<RankingMetric, string>> = {
   avgPrice: "avg_unit_price",
 };
 
+/** Each column's type: a page token's value is compared as it, or the index would not serve the comparison. */
+const TYPE: Readonly<Record<RankingMetric, string>> = {
+  volume: "numeric",
+  sales: "bigint",
+  maxPrice: "numeric",
+  avgPrice: "numeric",
+};
+
 /**
  * A page of a ranking, as the indexer keeps it at commit time: one range of the metric's index
  * (highest first, ties by contract address; the index holds the metric negated, so that going on
  * after a row is one row comparison), and a contract row per collection for its name.
  */
 export async function topCollections(sql: Queryable, chainId: number, query: TopQuery): Promise<Ranked[]> {
+  const rows = await topQuery(sql, chainId, query);
+  return rows.map((r) => ({
+    contract: toHex(r.contract) as Address,
+    name: r.name ?? "",
+    sales: BigInt(r.sales),
+    units: BigInt(r.units),
+    volume: BigInt(r.volume),
+    maxUnitPrice: BigInt(r.hi),
+    rankValue: r.value,
+  }));
+}
+
+/** The statement of a page of a ranking, unsent: what `topCollections` runs (and tests explain). */
+export function topQuery(sql: Queryable, chainId: number, query: TopQuery) {
   const key = sql.unsafe(`-${ORDER[query.metric]}`);
   const after = query.after
-    ? sql`AND (${key}, contract) > (-(${query.after.value}::numeric), ${Buffer.from(query.after.contract.slice(2), "hex")})`
+    ? sql`AND (${key}, contract) > (-(${query.after.value}::${sql.unsafe(TYPE[query.metric])}), ${Buffer.from(query.after.contract.slice(2), "hex")})`
     : sql``;
-  const rows = await sql<Row[]>`
+  return sql<Row[]>`
     SELECT w.contract, c.name, w.sales::text, w.sold_units::text AS units, w.volume::text,
            w.max_unit_price::text AS hi, w.value::text
     FROM (SELECT contract, sales, sold_units, volume, max_unit_price, ${key} AS rank_key,
@@ -64,13 +86,4 @@ export async function topCollections(sql: Queryable, chainId: number, query: Top
           LIMIT ${query.limit} OFFSET ${query.offset}) w
     LEFT JOIN contracts c ON c.chain_id = ${chainId} AND c.address = w.contract
     ORDER BY w.rank_key, w.contract`;
-  return rows.map((r) => ({
-    contract: toHex(r.contract) as Address,
-    name: r.name ?? "",
-    sales: BigInt(r.sales),
-    units: BigInt(r.units),
-    volume: BigInt(r.volume),
-    maxUnitPrice: BigInt(r.hi),
-    rankValue: r.value,
-  }));
 }
