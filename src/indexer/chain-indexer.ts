@@ -232,7 +232,7 @@ class ChainIndexer {
           this.lastHash = await storedBlockHash(sql, chain.chainId, this.next - 1);
           this.rates = new RateBook(
             this.rateConfig,
-            await latestPoolStates(sql, chain.chainId, this.next - 1),
+            await latestPoolStates(sql, chain.chainId, this.rateConfig.pools, this.next - 1),
           );
           this.sales = await SaleMemory.fromStore(sql, chain.chainId);
           resync = false;
@@ -422,7 +422,10 @@ class ChainIndexer {
     this.phantomReorgs = 0;
     const undone = await rollbackAfter(this.session, chain.chainId, ancestor);
     this.registry.reset();
-    this.rates = new RateBook(this.rateConfig, await latestPoolStates(sql, chain.chainId, ancestor));
+    this.rates = new RateBook(
+      this.rateConfig,
+      await latestPoolStates(sql, chain.chainId, this.rateConfig.pools, ancestor),
+    );
     this.sales = await SaleMemory.fromStore(sql, chain.chainId);
     this.next = ancestor + 1;
     this.lastHash = await storedBlockHash(sql, chain.chainId, ancestor);
