@@ -3,11 +3,11 @@ import { after, before, describe, test } from "node:test";
 import { type Abi, createPublicClient, decodeEventLog, http } from "viem";
 import { isBurnAddress } from "../src/core/burn.ts";
 import type { Address } from "../src/core/hex.ts";
+import { bucketStart } from "../src/core/periods.ts";
 import { generateHistory, type HistorySummary, historyGenesisTimestamp } from "../src/demo/activity.ts";
 import type { DemoContractKey } from "../src/demo/contracts.ts";
 import { type Anvil, startAnvil } from "../src/devchain/anvil.ts";
 import { type ContractName, loadArtifact } from "../src/devchain/artifacts.ts";
-import { bucketStart } from "../src/indexer/effects.ts";
 import { createTestDatabase, stopTestServer, type TestDatabase } from "./support/database.ts";
 import { indexUntil } from "./support/indexing.ts";
 

@@ -1,19 +1,18 @@
 /**
  * Loads the synthetic market into a fresh database the way the indexer writes a chain: each batch
- * of the synthetic chain is classified by the contract registry, prepared by `prepareBatch`
+ * of the synthetic chain is classified by the contract registry, prepared by the batch pipeline
  * (ownership replayed over the stored units, trades attributed and priced at the pools' rates,
- * everything encoded) and committed by `writeBatch` in one pipelined transaction holding the
+ * everything encoded) and committed by its write in one pipelined transaction holding the
  * chain's lock, the next batch prepared while the previous one is written. Every table the API
  * reads is therefore derived by the indexer's own code.
  */
 import type { Address } from "../../src/core/hex.ts";
 import type { ContractType } from "../../src/core/types.ts";
 import type { FetchedBatch } from "../../src/indexer/batch.ts";
-import { type PreparedBatch, prepareBatch, writeBatch } from "../../src/indexer/commit.ts";
+import { createBatchPipeline, type PreparedBatch } from "../../src/indexer/commit.ts";
 import type { EventShape } from "../../src/indexer/decode/shapes.ts";
+import { createProjections } from "../../src/indexer/projections.ts";
 import { ContractRegistry, type Inspection } from "../../src/indexer/registry.ts";
-import { SaleMemory } from "../../src/indexer/sale-memory.ts";
-import { RateBook } from "../../src/rates/convert.ts";
 import { connectDatabase, type Sql } from "../../src/store/pg/database.ts";
 import { migrate } from "../../src/store/pg/migrate.ts";
 import { openWriteSession } from "../../src/store/pg/session.ts";
@@ -94,12 +93,17 @@ async function commitChain(
       return found;
     },
   );
-  const rates = new RateBook({
-    nativePegged: [market.weth.address],
-    pools: [market.pools.wethUsdc, market.pools.apeWeth],
-    usdTokens: market.usdTokens,
+  const pipeline = createBatchPipeline({
+    sql,
+    chainId,
+    projections: createProjections({
+      rates: {
+        nativePegged: [market.weth.address],
+        pools: [market.pools.wethUsdc, market.pools.apeWeth],
+        usdTokens: market.usdTokens,
+      },
+    }),
   });
-  const sales = await SaleMemory.fromStore(sql, chainId);
   let previous: PreparedBatch | undefined;
   let writing: Promise<void> | undefined;
   let batches = 0;
@@ -109,16 +113,11 @@ async function commitChain(
   let reported = started;
   try {
     if (!(await session.ensureLocked())) throw new Error(`another writer holds the lock of chain ${chainId}`);
+    // A fresh chain: the store holds nothing yet, so every carry starts empty.
+    const resumed = await pipeline.resume(0);
     for (let batch = chain.next(options.batchRows); batch; batch = chain.next(options.batchRows)) {
       batch.contracts = await contractsToCommit(registry, batch);
-      const prepared = await prepareBatch(
-        sql,
-        chainId,
-        batch,
-        previous,
-        rates.advance(batch.poolStates),
-        sales,
-      );
+      const prepared = await pipeline.prepare(batch, previous?.carries ?? resumed);
       await writing;
       rows += batch.nft.length;
       if (rows >= 2 * analyzedAt) {
@@ -127,7 +126,7 @@ async function commitChain(
         await sql`ANALYZE`;
         analyzedAt = rows;
       }
-      writing = writeBatch(session, chainId, prepared, registry);
+      writing = pipeline.write(session, prepared, registry);
       // Awaited before the next write or at the end; a failure must not go unhandled meanwhile.
       writing.catch(() => {});
       previous = prepared;

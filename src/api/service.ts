@@ -14,11 +14,12 @@ import { rawMetadata } from "../store/read/metadata.ts";
 import { nftDetails } from "../store/read/nft.ts";
 import { listOwners } from "../store/read/owners.ts";
 import { collectionSeries, type SeriesPoint } from "../store/read/series.ts";
-import type { RankingMetric } from "../store/read/top.ts";
+import { type RankingMetric, topCollections } from "../store/read/top.ts";
 import type { DataVersion } from "./data-version.ts";
 import { NotFoundError } from "./errors.ts";
 import { seriesGrid } from "./grid.ts";
 import {
+  DURATION_SECONDS,
   type Metric,
   parseAddress,
   parseContractTypes,
@@ -33,7 +34,6 @@ import {
   type RawScalar,
   single,
 } from "./params.ts";
-import type { Rankings } from "./rankings.ts";
 import { type Answer, answer, type ResponseCache } from "./response-cache.ts";
 import {
   contractMessage,
@@ -59,7 +59,6 @@ export interface Operation {
 export interface ApiServiceOptions {
   sql: Queryable;
   chainId: number;
-  rankings: Rankings;
   /** The chain's data version, which answers are cached under. */
   version: DataVersion;
   cache: ResponseCache;
@@ -70,11 +69,11 @@ export interface ApiServiceOptions {
 
 /**
  * A checked request: the key that identifies its answer for one version of the data, and how to
- * read that answer. Rankings carry their own version (the one their rows were computed at).
+ * read that answer. Only answers that show fetched metadata change with the metadata worker's work.
  */
 interface Prepared {
   key: string;
-  version?: string;
+  withMetadata?: boolean;
   read(): Promise<MessageShape<DescMessage>>;
 }
 
@@ -103,7 +102,7 @@ function many(fields: RequestFields, name: string): RawScalar | readonly RawScal
 }
 
 export function createApiService(options: ApiServiceOptions): Map<string, Operation> {
-  const { sql, chainId, rankings, version, cache } = options;
+  const { sql, chainId, version, cache } = options;
   const now = options.now ?? Date.now;
 
   /** A series request: its key (the window resolved, so a default window moves with the day) and its points. */
@@ -161,6 +160,7 @@ export function createApiService(options: ApiServiceOptions): Map<string, Operat
       const [contract, tokenId] = token(fields);
       return {
         key: `${contract}|${tokenId}`,
+        withMetadata: true,
         read: async () => {
           const details = await nftDetails(sql, chainId, contract, tokenId);
           if (details === undefined) throw notMinted();
@@ -173,6 +173,7 @@ export function createApiService(options: ApiServiceOptions): Map<string, Operat
       const [contract, tokenId] = token(fields);
       return {
         key: `${contract}|${tokenId}`,
+        withMetadata: true,
         read: async () => {
           const found = await rawMetadata(sql, chainId, contract, tokenId);
           if (found === undefined) throw notMinted();
@@ -186,16 +187,19 @@ export function createApiService(options: ApiServiceOptions): Map<string, Operat
       const duration = parseDuration(one(fields, "duration"));
       const limit = parseLimit(one(fields, "limit"), "top");
       const offset = parseOffset(one(fields, "offset"));
-      const ranking = await rankings.ranking(duration);
       return {
         key: `${duration}|${metric}|${limit}|${offset}`,
-        version: ranking.id,
-        read: async () =>
-          create(CollectionsService.method.getTopCollections.output, {
-            collections: ranking
-              .page(METRIC_OF[metric], offset, limit)
-              .map((row) => topCollectionMessage(row, metric)),
-          }),
+        read: async () => {
+          const rows = await topCollections(sql, chainId, {
+            windowSeconds: DURATION_SECONDS[duration],
+            metric: METRIC_OF[metric],
+            limit,
+            offset,
+          });
+          return create(CollectionsService.method.getTopCollections.output, {
+            collections: rows.map((row) => topCollectionMessage(row, metric)),
+          });
+        },
       };
     },
 
@@ -271,8 +275,9 @@ export function createApiService(options: ApiServiceOptions): Map<string, Operat
         method,
         async run(fields) {
           const prepared = await run(fields);
-          const at = prepared.version ?? (await version.current());
-          return cache.get(`${at}|${method.name}|${prepared.key}`, async () =>
+          const at = await version.current();
+          const v = prepared.withMetadata ? `${at.chain}+${at.metadata}` : at.chain;
+          return cache.get(`${v}|${method.name}|${prepared.key}`, async () =>
             answer(method.output, await prepared.read()),
           );
         },

@@ -95,24 +95,11 @@ export function openClientLike(sql: Sql, extra: postgres.Options<Record<string, 
   return open(extra);
 }
 
-/** bytea in hex form without the 0x, for passing arrays through unnest(text[]). */
+/** bytea in hex form without the 0x, as bulk rows carry it (see `bulk-rows.ts`). */
 export function bare(hex: string): string {
   return hex.slice(2);
 }
 
 export function toHex(bytes: Uint8Array): `0x${string}` {
   return `0x${Buffer.from(bytes).toString("hex")}`;
-}
-
-/**
- * A column of a large batch as one comma-joined text parameter, split again in SQL: postgres.js
- * escapes every element of an array parameter, which on batches of a hundred thousand rows costs
- * more than the statement. Only for values that cannot hold a comma: hex and decimal numbers.
- * Plain inserts zip the columns with `ROWS FROM (string_to_table(…), …)`, which never builds the
- * arrays (a fifth cheaper for the server). Statements that join them to a table keep
- * `unnest(string_to_array(…), …)`: the planner estimates the two differently, and the balance
- * MERGE measured a third slower with `ROWS FROM`.
- */
-export function column(values: readonly (string | number | bigint)[]): string {
-  return values.join(",");
 }

@@ -5,6 +5,7 @@
  */
 import type { Address } from "../../core/hex.ts";
 import type { ContractType } from "../../core/types.ts";
+import { bulkRows, joinColumn } from "../pg/bulk-rows.ts";
 import { bare, openClientLike, type Queryable, type Sql, toHex } from "../pg/database.ts";
 
 /**
@@ -198,8 +199,10 @@ export async function queueTokens(
   const rows = await sql`
     INSERT INTO metadata_queue (chain_id, contract, token_id, reason)
     SELECT DISTINCT ${chainId}::bigint, decode(c, 'hex'), t::numeric, ${reason}
-    FROM ROWS FROM (string_to_table(${tokens.map((t) => bare(t.contract)).join(",")}, ','),
-                    string_to_table(${tokens.map((t) => t.tokenId.toString()).join(",")}, ',')) AS u(c, t)
+    FROM ${bulkRows(sql, {
+      c: joinColumn(tokens.map((t) => bare(t.contract))),
+      t: joinColumn(tokens.map((t) => t.tokenId)),
+    })}
     WHERE EXISTS (SELECT 1 FROM tokens k
                   WHERE k.chain_id = ${chainId} AND k.contract = decode(u.c, 'hex') AND k.token_id = u.t::numeric)
        OR EXISTS (SELECT 1 FROM token_balances b

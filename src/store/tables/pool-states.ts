@@ -1,5 +1,6 @@
 import type { Address } from "../../core/hex.ts";
 import type { PoolState } from "../../core/types.ts";
+import { bulkRows, joinColumn } from "../pg/bulk-rows.ts";
 import { bare, type Queryable, toHex } from "../pg/database.ts";
 import type { Statement } from "../pg/session.ts";
 
@@ -15,21 +16,20 @@ export function poolStateStatements(
   if (states.length === 0) return [];
   const last = new Map<string, PoolState>();
   for (const s of states) last.set(`${s.pool}:${s.blockNumber}`, s);
-  const json = JSON.stringify(
-    [...last.values()].map((s) => ({
-      p: bare(s.pool),
-      b: s.blockNumber,
-      li: s.logIndex,
-      r0: s.reserve0?.toString() ?? null,
-      r1: s.reserve1?.toString() ?? null,
-      sp: s.sqrtPriceX96?.toString() ?? null,
-    })),
-  );
+  const rows = [...last.values()];
   return [
     sql`
     INSERT INTO pool_states (chain_id, pool, block_number, log_index, reserve0, reserve1, sqrt_price_x96)
-    SELECT ${chainId}, decode(p, 'hex'), b, li, r0::numeric, r1::numeric, sp::numeric
-    FROM jsonb_to_recordset(${json}::text::jsonb) AS r(p text, b bigint, li integer, r0 text, r1 text, sp text)`,
+    SELECT ${chainId}, decode(p, 'hex'), b::bigint, li::integer, nullif(r0, '')::numeric, nullif(r1, '')::numeric,
+           nullif(sp, '')::numeric
+    FROM ${bulkRows(sql, {
+      p: joinColumn(rows.map((s) => bare(s.pool))),
+      b: joinColumn(rows.map((s) => s.blockNumber)),
+      li: joinColumn(rows.map((s) => s.logIndex)),
+      r0: joinColumn(rows.map((s) => s.reserve0 ?? null)),
+      r1: joinColumn(rows.map((s) => s.reserve1 ?? null)),
+      sp: joinColumn(rows.map((s) => s.sqrtPriceX96 ?? null)),
+    })}`,
   ];
 }
 
