@@ -58,16 +58,18 @@ function commands(url: string): string[][] {
 
 describe("a database whose schema is not this version's", () => {
   let db: TestDatabase;
+  let last: string;
   before(async () => {
-    db = await createTestDatabase();
+    // Every migration but the last: a store the previous version left.
+    const known = await knownMigrations();
+    last = known.at(-1) ?? "";
+    db = await createTestDatabase({ migrations: known.length - 1 });
   });
   after(async () => {
     await db?.close();
   });
 
   test("behind: every command refuses it with one line, exit code 1, until `mintlens migrate` applies the rest", async () => {
-    const last = (await knownMigrations()).at(-1) ?? "";
-    await db.sql`DELETE FROM schema_migrations WHERE name = ${last}`;
     for (const args of commands(db.url)) {
       const { code, stderr } = await mintlens(args);
       assert.equal(code, 1, `${args.slice(0, 2).join(" ")}:\n${stderr}`);
@@ -79,7 +81,6 @@ describe("a database whose schema is not this version's", () => {
         args.slice(0, 2).join(" "),
       );
     }
-    // The migration is written to be run again: its objects are there already.
     const migrated = await mintlens(["migrate", "--database-url", db.url]);
     assert.equal(migrated.code, 0, migrated.stderr);
     assert.match(migrated.stderr, new RegExp(`applied migration ${last}`));
