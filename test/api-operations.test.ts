@@ -251,7 +251,7 @@ describe("owners list", () => {
 
   test("an unknown collection has no owners", async () => {
     const body = await ok(`/collections/v1beta2/0x${"ab".repeat(20)}/owners_list`);
-    assert.deepEqual(body, { owner: [] });
+    assert.deepEqual(body, { owner: [], nextPageToken: "" });
   });
 });
 
