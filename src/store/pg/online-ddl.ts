@@ -4,11 +4,11 @@
  * again from wherever an earlier run stopped, since such a migration is not rolled back when it
  * fails part-way.
  *
- * | step                              | lock on the table                   | readers, writers        |
- * |-----------------------------------|-------------------------------------|-------------------------|
- * | createIndexConcurrently           | SHARE UPDATE EXCLUSIVE, for the build | go on                  |
- * | dropIndexConcurrently             | SHARE UPDATE EXCLUSIVE              | go on                   |
- * | swapPrimaryKey                    | ACCESS EXCLUSIVE, catalog only      | wait a moment, at most `lock_timeout` per try |
+ * | step                    | lock on the table                      | readers and writers          |
+ * |-------------------------|----------------------------------------|------------------------------|
+ * | createIndexConcurrently | SHARE UPDATE EXCLUSIVE, for the build  | go on                        |
+ * | dropIndexConcurrently   | SHARE UPDATE EXCLUSIVE                 | go on                        |
+ * | swapPrimaryKey          | ACCESS EXCLUSIVE, for a catalog change | wait a moment, at most 2 s a try |
  */
 import { setTimeout as sleep } from "node:timers/promises";
 
