@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import { type Config, ConfigError, parseConfig } from "../config/config.ts";
 import type { Environment } from "../config/environment.ts";
 import { createLogger } from "../core/logger.ts";
-import { openDatabase } from "./open-database.ts";
+import { indexerPool, openDatabase } from "./open-database.ts";
 import { createProgressDisplay } from "./progress.ts";
 import { runIndexers } from "./run-indexers.ts";
 import type { Lifecycle } from "./shutdown.ts";
@@ -72,13 +72,10 @@ export function registerIndexCommand(program: Command, lifecycle: Lifecycle, env
 
 export async function runIndexCommand(config: Config, lifecycle: Lifecycle, stopAt?: number): Promise<void> {
   const logger = createLogger(config.logLevel);
-  const database = await openDatabase(
-    config.databaseUrl,
-    config.dataDir,
-    logger,
-    lifecycle,
-    config.chains.length,
-  );
+  const database = await openDatabase(config.databaseUrl, config.dataDir, logger, lifecycle, {
+    schema: "migrate-embedded",
+    pool: indexerPool(config),
+  });
   const display = createProgressDisplay(logger, process.stderr.isTTY === true);
   lifecycle.defer(() => display.stop());
   if (lifecycle.signal.aborted) return;

@@ -15,7 +15,7 @@ import { loadTls, type TlsMaterial } from "../../src/api/tls.ts";
 import { silentLogger } from "../../src/core/logger.ts";
 import { generateHistory, type HistorySummary, historyGenesisTimestamp } from "../../src/demo/activity.ts";
 import { type Anvil, startAnvil } from "../../src/devchain/anvil.ts";
-import type { Sql } from "../../src/store/pg/database.ts";
+import { connectDatabase, type Sql } from "../../src/store/pg/database.ts";
 import { insertApiKey } from "../../src/store/tables/api-keys.ts";
 import { createTestDatabase, stopTestServer, type TestDatabase } from "./database.ts";
 import { type GrpcCall, grpcCaller } from "./grpc-client.ts";
@@ -55,6 +55,8 @@ export interface ApiFixtureOptions {
   seed: string;
   rateLimit?: number;
   versionPollMs?: number;
+  /** The API reads through a pool of its own whose statements the server cancels after this long. */
+  statementTimeoutMs?: number;
 }
 
 export async function startApiFixture(options: ApiFixtureOptions): Promise<ApiFixture> {
@@ -76,9 +78,13 @@ export async function startApiFixture(options: ApiFixtureOptions): Promise<ApiFi
   });
   const tlsDir = mkdtempSync(join(tmpdir(), "mintlens-api-tls-"));
   const tls = await loadTls(undefined, tlsDir);
-  const keys = createKeyVerifier({ sql: db.sql });
+  const apiSql =
+    options.statementTimeoutMs === undefined
+      ? db.sql
+      : await connectDatabase(db.url, { statementTimeoutMs: options.statementTimeoutMs });
+  const keys = createKeyVerifier({ sql: apiSql });
   const api = await startApi({
-    sql: db.sql,
+    sql: apiSql,
     chains: [{ name: "anvil", chainId: API_CHAIN_ID, restPort: 0, grpcPort: 0 }],
     host: "127.0.0.1",
     tls,
@@ -128,6 +134,7 @@ export async function startApiFixture(options: ApiFixtureOptions): Promise<ApiFi
     async close() {
       grpcClient.close();
       await api.close();
+      if (apiSql !== db.sql) await apiSql.end({ timeout: 5 });
       await db.close();
       await anvil.stop();
       await stopTestServer();
