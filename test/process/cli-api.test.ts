@@ -1,8 +1,8 @@
 /**
- * The commands that serve: `mintlens start` indexes Ethereum, Polygon and Optimism side by side
- * (three anvil nodes with those chain ids) and serves each on listeners of its own, then stops
- * cleanly on SIGTERM; `mintlens serve` serves the same store afterwards; `mintlens call` is a
- * working gRPC client.
+ * The commands that serve: `mintlens start`, as a process, indexes Ethereum, Polygon and Optimism
+ * side by side (three anvil nodes with those chain ids) and serves each on listeners of its own,
+ * then stops cleanly on SIGTERM; `mintlens serve` serves the same store afterwards; `mintlens call`
+ * is a working gRPC client. `serve`, `call` and `metadata refresh` run in the test's own process.
  */
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
@@ -15,7 +15,7 @@ import { generateKey } from "../../src/api/keys.ts";
 import { generateHistory, historyGenesisTimestamp } from "../../src/demo/activity.ts";
 import { type Anvil, startAnvil } from "../../src/devchain/anvil.ts";
 import { insertApiKey } from "../../src/store/tables/api-keys.ts";
-import { mintlens } from "../support/cli.ts";
+import { runCommand, startCommand } from "../support/cli.ts";
 import { createTestDatabase, stopTestServer, type TestDatabase } from "../support/database.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -50,7 +50,7 @@ function run(args: string[]): Running {
 
 /** The REST URL and gRPC address each chain's line announces, once all are there. */
 async function listeners(
-  running: Running,
+  running: { stderr: () => string },
   names: readonly string[],
 ): Promise<Map<string, { rest: string; grpc: string }>> {
   const deadline = Date.now() + 60_000;
@@ -174,7 +174,7 @@ describe("mintlens start and serve", () => {
       const cert = join(dataDir, "tls", "grpc-cert.pem");
       for (const chain of CHAINS) {
         const port = found.get(chain.name)?.grpc.split(":").at(-1);
-        const call = await mintlens([
+        const call = await runCommand([
           "call",
           "FoundationalService/ListContracts",
           '{"limit": 500}',
@@ -213,7 +213,7 @@ describe("mintlens start and serve", () => {
   });
 
   test("serve: the same store's chains, with no chain named, and refuses a chain it does not hold; metadata refresh", async () => {
-    const serve = run([
+    const serve = startCommand([
       "serve",
       "--database-url",
       db.url,
@@ -235,10 +235,10 @@ describe("mintlens start and serve", () => {
       );
       await checkEachChainServesItsOwn(found);
     } finally {
-      serve.child.kill("SIGTERM");
+      serve.stop();
     }
     assert.equal(await serve.exited, 0, serve.stderr().slice(-2000));
-    const refused = await mintlens([
+    const refused = await runCommand([
       "serve",
       "--database-url",
       db.url,
@@ -255,7 +255,7 @@ describe("mintlens start and serve", () => {
       SELECT '0x' || encode(contract, 'hex') AS a, count(*)::int AS n FROM tokens WHERE chain_id = 1
       GROUP BY contract ORDER BY 2 DESC LIMIT 1`;
     assert.ok(collection);
-    const refresh = await mintlens([
+    const refresh = await runCommand([
       "metadata",
       "refresh",
       collection.a,
@@ -267,7 +267,7 @@ describe("mintlens start and serve", () => {
     assert.equal(refresh.code, 0, refresh.stderr);
     assert.equal(refresh.stdout, `queued ${collection.n} tokens\n`);
     const refreshToken = (id: string) =>
-      mintlens([
+      runCommand([
         "metadata",
         "refresh",
         collection.a,
@@ -287,7 +287,7 @@ describe("mintlens start and serve", () => {
     const unknown = await refreshToken("123456789");
     assert.equal(unknown.code, 1);
     assert.match(unknown.stderr, /token 123456789 of 0x[0-9a-f]{40} is not known on ethereum/);
-    const badRefresh = await mintlens([
+    const badRefresh = await runCommand([
       "metadata",
       "refresh",
       "0x12",

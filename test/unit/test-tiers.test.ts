@@ -15,7 +15,7 @@ import {
 /** What starts a database server, a chain or a process, wherever in the graph it is imported. */
 const STARTS_SOMETHING = [
   TEST_DATABASE,
-  "test/support/cli.ts",
+  "test/support/mintlens-process.ts",
   "src/devchain/anvil.ts",
   "src/store/pg/embedded.ts",
   "node:child_process",
@@ -29,7 +29,7 @@ const SERVES = [
   "test/support/s3-server.ts",
   "test/support/fault-proxy.ts",
 ];
-const STARTS_MINTLENS = ["test/support/cli.ts", "node:child_process"];
+const STARTS_MINTLENS = ["test/support/mintlens-process.ts", "node:child_process"];
 
 describe("test tiers", () => {
   test("every test file is in a tier", () => {
@@ -57,7 +57,7 @@ describe("test tiers", () => {
   test("integration tests start no process of their own: those are in test/process", () => {
     for (const file of tierFiles("integration")) {
       assert.ok(
-        !reachable(file).has("test/support/cli.ts"),
+        !reachable(file).has("test/support/mintlens-process.ts"),
         `${file} runs mintlens: move it to test/process`,
       );
       assert.ok(
@@ -71,7 +71,10 @@ describe("test tiers", () => {
     for (const file of tierFiles("process")) {
       const reached = [...reachable(file)].filter((m) => STARTS_MINTLENS.includes(m));
       const own = importsOf(file).filter((m) => STARTS_MINTLENS.includes(m));
-      assert.ok(reached.includes("test/support/cli.ts") || own.length > 0, `${file} starts no process`);
+      assert.ok(
+        reached.includes("test/support/mintlens-process.ts") || own.length > 0,
+        `${file} starts no process`,
+      );
     }
   });
 });

@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { mintlens } from "../support/cli.ts";
+import { runCommand } from "../support/cli.ts";
 import { type S3TestServer, startS3Server } from "../support/s3-server.ts";
 
 let s3: S3TestServer;
@@ -29,7 +29,7 @@ describe("--blob-store on the command line", () => {
   test("start, serve, metadata and demo refuse a value that is neither a bucket nor a directory", async () => {
     const chain = ["--chain", "ethereum=http://127.0.0.1:9"];
     for (const args of [["start", ...chain], ["metadata", ...chain], ["serve"], ["demo"]]) {
-      const { code, stderr } = await mintlens(
+      const { code, stderr } = await runCommand(
         [...args, "--data-dir", dataDir, "--blob-store", "gs://images/nft"],
         { DATABASE_URL },
       );
@@ -44,7 +44,7 @@ describe("--blob-store on the command line", () => {
   });
 
   test("a bucket that refuses the credentials stops serve at start, naming the option and the bucket", async () => {
-    const { code, stderr } = await mintlens(
+    const { code, stderr } = await runCommand(
       ["serve", "--data-dir", dataDir, "--blob-store", `s3://${s3.bucket}/nft?endpoint=${s3.endpoint}`],
       { DATABASE_URL, AWS_ACCESS_KEY_ID: "NOT-A-KEY", AWS_SECRET_ACCESS_KEY: "x" },
     );

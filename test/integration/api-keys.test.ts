@@ -13,7 +13,7 @@ import {
 } from "../../src/api/keys.ts";
 import { connectDatabase } from "../../src/store/pg/database.ts";
 import { findApiKey, insertApiKey, replaceApiKey, revokeApiKey } from "../../src/store/tables/api-keys.ts";
-import { mintlens } from "../support/cli.ts";
+import { runCommand } from "../support/cli.ts";
 import { createTestDatabase, stopTestServer, type TestDatabase } from "../support/database.ts";
 
 const KEY_SHAPE = /^ml_[0-9a-f]{16}_[A-Za-z0-9_-]{43}$/;
@@ -254,7 +254,7 @@ describe("mintlens keys", () => {
     await db?.close();
   });
 
-  const keys = (...args: string[]) => mintlens(["keys", ...args, "--database-url", db.url]);
+  const keys = (...args: string[]) => runCommand(["keys", ...args, "--database-url", db.url]);
   const check = (presented: string) => createKeyVerifier({ sql: db.sql }).verify(presented);
   const printed: string[] = [];
 
@@ -337,7 +337,7 @@ describe("mintlens keys", () => {
   });
 
   test("a bad user name is refused before the database is opened", async () => {
-    const refused = await mintlens([
+    const refused = await runCommand([
       "keys",
       "create",
       "Bad Name!",
