@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { createChainClient } from "../../src/chain/client.ts";
 import { silentLogger } from "../../src/core/logger.ts";
-import { generateHistory, type HistorySummary, historyGenesisTimestamp } from "../../src/demo/activity.ts";
+import type { HistorySummary } from "../../src/demo/activity.ts";
 import { type DemoMetadataServer, startDemoMetadataServer } from "../../src/demo/metadata-server.ts";
 import {
   DEMO_INLINE_TOKENS,
@@ -21,13 +21,14 @@ import {
   moveGoneMetadata,
   pointDemoMetadata,
 } from "../../src/demo/metadata-setup.ts";
-import { type Anvil, startAnvil } from "../../src/devchain/anvil.ts";
+import type { Anvil } from "../../src/devchain/anvil.ts";
 import { createBlobStore } from "../../src/media/blobs.ts";
 import { createFetcher } from "../../src/metadata/fetch.ts";
 import { parseAllowList } from "../../src/metadata/ssrf.ts";
 import { runMetadataWorker } from "../../src/metadata/worker.ts";
 import { type ApiClient, createApiFixtureOn } from "../support/api-client.ts";
 import { createTestDatabase, stopTestServer, type TestDatabase } from "../support/database.ts";
+import { startHistoryChain } from "../support/histories.ts";
 import { indexUntil } from "../support/indexing.ts";
 
 const CHAIN_ID = 31337;
@@ -89,8 +90,12 @@ async function drainQueue(): Promise<void> {
 }
 
 before(async () => {
-  anvil = await startAnvil({ chainId: CHAIN_ID, timestamp: historyGenesisTimestamp(12) });
-  history = await generateHistory({ rpcUrl: anvil.url, seed: "metadata", days: 12 });
+  ({ anvil, history } = await startHistoryChain({
+    chainId: CHAIN_ID,
+    seed: "metadata",
+    days: 12,
+    genesis: "recent",
+  }));
   server = await startDemoMetadataServer(DEMO_METADATA_NAMES);
   await pointDemoMetadata(anvil.url, history.contracts, server);
   db = await createTestDatabase();

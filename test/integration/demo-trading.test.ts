@@ -3,13 +3,14 @@ import { after, before, describe, test } from "node:test";
 import { decodeEventLog, keccak256, stringToHex } from "viem";
 import { createChainClient } from "../../src/chain/client.ts";
 import type { Address, Hex } from "../../src/core/hex.ts";
-import { generateHistory, type HistorySummary } from "../../src/demo/activity.ts";
+import type { HistorySummary } from "../../src/demo/activity.ts";
 import { JsonRpc } from "../../src/demo/rpc.ts";
 import { PAID_MINT_PRICE } from "../../src/demo/trading.ts";
-import { type Anvil, startAnvil } from "../../src/devchain/anvil.ts";
+import type { Anvil } from "../../src/devchain/anvil.ts";
 import { loadArtifact } from "../../src/devchain/artifacts.ts";
 import { resolvePricing } from "../../src/indexer/pricing.ts";
 import { createTestDatabase, stopTestServer, type TestDatabase } from "../support/database.ts";
+import { startHistoryChain } from "../support/histories.ts";
 import { indexUntil, testChain } from "../support/indexing.ts";
 
 /**
@@ -51,9 +52,15 @@ const hex = (column: string) => `'0x' || encode(${column}, 'hex')`;
 
 describe("the demo's trading, indexed", () => {
   before(async () => {
-    anvil = await startAnvil({ chainId: CHAIN_ID, timestamp: GENESIS });
+    ({ anvil, history } = await startHistoryChain({
+      chainId: CHAIN_ID,
+      seed: "trading",
+      days: 60,
+      genesis: GENESIS,
+      // Pool reserves are read at the blocks of the sales.
+      historicalStates: true,
+    }));
     rpc = new JsonRpc(anvil.url);
-    history = await generateHistory({ rpcUrl: anvil.url, seed: "trading", days: 60 });
     const { contracts } = history;
     db = await createTestDatabase();
     await indexUntil({

@@ -4,11 +4,12 @@ import { createPublicClient, http } from "viem";
 import { runIndexers } from "../../src/cli/run-indexers.ts";
 import { parseConfig } from "../../src/config/config.ts";
 import { silentLogger } from "../../src/core/logger.ts";
-import { generateHistory, historyGenesisTimestamp } from "../../src/demo/activity.ts";
+import { historyGenesisTimestamp } from "../../src/demo/activity.ts";
 import { type Anvil, startAnvil } from "../../src/devchain/anvil.ts";
 import { connectDevChain, deployArtifact } from "../../src/devchain/deploy.ts";
 import { createTestDatabase, stopTestServer, type TestDatabase } from "../support/database.ts";
 import { startFaultProxy } from "../support/fault-proxy.ts";
+import { startHistoryChain, thisHour } from "../support/histories.ts";
 import { indexUntil } from "../support/indexing.ts";
 import { snapshotStore } from "../support/snapshot.ts";
 
@@ -23,9 +24,13 @@ async function anvilWith(
   seed: string,
   days: number,
 ): Promise<{ anvil: Anvil; head: number }> {
-  const anvil = await startAnvil({ chainId, timestamp: historyGenesisTimestamp(days + 5) });
+  const { anvil } = await startHistoryChain({
+    chainId,
+    seed,
+    days,
+    genesis: historyGenesisTimestamp(days + 5, thisHour()),
+  });
   cleanups.push(() => anvil.stop());
-  await generateHistory({ rpcUrl: anvil.url, seed, days });
   const head = Number(await createPublicClient({ transport: http(anvil.url) }).getBlockNumber());
   return { anvil, head };
 }

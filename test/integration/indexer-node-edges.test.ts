@@ -1,12 +1,13 @@
 import assert from "node:assert/strict";
 import { createServer, type Server } from "node:http";
 import { after, before, describe, test } from "node:test";
-import { generateHistory, historyGenesisTimestamp } from "../../src/demo/activity.ts";
-import { type Anvil, startAnvil } from "../../src/devchain/anvil.ts";
+import { historyGenesisTimestamp } from "../../src/demo/activity.ts";
+import type { Anvil } from "../../src/devchain/anvil.ts";
 import { MAX_REPEATED_FAILURES } from "../../src/indexer/chain-indexer.ts";
 import { rawRpc } from "../support/chain-fixture.ts";
 import { createTestDatabase, stopTestServer, type TestDatabase } from "../support/database.ts";
 import { startFaultProxy } from "../support/fault-proxy.ts";
+import { startHistoryChain, thisHour } from "../support/histories.ts";
 import { indexUntil } from "../support/indexing.ts";
 import { capturingLogger } from "../support/logs.ts";
 import { snapshotStore } from "../support/snapshot.ts";
@@ -75,8 +76,12 @@ async function inconsistentNode(upstream: string, block: number, times: number) 
 
 describe("nodes that answer inconsistently or keep failing", () => {
   before(async () => {
-    anvil = await startAnvil({ chainId: CHAIN_ID, timestamp: historyGenesisTimestamp(12) });
-    await generateHistory({ rpcUrl: anvil.url, seed: "phantom", days: 8 });
+    ({ anvil } = await startHistoryChain({
+      chainId: CHAIN_ID,
+      seed: "phantom",
+      days: 8,
+      genesis: historyGenesisTimestamp(12, thisHour()),
+    }));
     head = Number(await rawRpc<string>(anvil.url, "eth_blockNumber", []));
   });
   after(async () => {

@@ -3,12 +3,13 @@ import { after, before, describe, test } from "node:test";
 import { type Abi, createPublicClient, decodeEventLog, http } from "viem";
 import { isBurnAddress } from "../../src/core/burn.ts";
 import type { Address } from "../../src/core/hex.ts";
-import { generateHistory, type HistorySummary, historyGenesisTimestamp } from "../../src/demo/activity.ts";
+import type { HistorySummary } from "../../src/demo/activity.ts";
 import type { DemoContractKey } from "../../src/demo/contracts.ts";
-import { type Anvil, startAnvil } from "../../src/devchain/anvil.ts";
+import type { Anvil } from "../../src/devchain/anvil.ts";
 import { type ContractName, loadArtifact } from "../../src/devchain/artifacts.ts";
 import { bucketStart } from "../../src/indexer/effects.ts";
 import { createTestDatabase, stopTestServer, type TestDatabase } from "../support/database.ts";
+import { startHistoryChain } from "../support/histories.ts";
 import { indexUntil } from "../support/indexing.ts";
 
 const CHAIN_ID = 31337;
@@ -115,8 +116,12 @@ async function readTruth(): Promise<Holding[]> {
 
 describe("indexing a generated chain", () => {
   before(async () => {
-    anvil = await startAnvil({ chainId: CHAIN_ID, timestamp: historyGenesisTimestamp(40) });
-    history = await generateHistory({ rpcUrl: anvil.url, seed: "scenario", days: 40 });
+    ({ anvil, history } = await startHistoryChain({
+      chainId: CHAIN_ID,
+      seed: "scenario",
+      days: 40,
+      genesis: "recent",
+    }));
     client = createPublicClient({ transport: http(anvil.url, { batch: { batchSize: 200 } }) });
     head = Number(await client.getBlockNumber());
     db = await createTestDatabase();

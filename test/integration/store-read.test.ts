@@ -4,15 +4,16 @@ import { createPublicClient, http, parseAbiItem } from "viem";
 import { BURN_ADDRESSES, isBurnAddress } from "../../src/core/burn.ts";
 import type { Address } from "../../src/core/hex.ts";
 import type { ContractType } from "../../src/core/types.ts";
-import { generateHistory, type HistorySummary, historyGenesisTimestamp } from "../../src/demo/activity.ts";
+import type { HistorySummary } from "../../src/demo/activity.ts";
 import type { DemoContractKey } from "../../src/demo/contracts.ts";
-import { type Anvil, startAnvil } from "../../src/devchain/anvil.ts";
+import type { Anvil } from "../../src/devchain/anvil.ts";
 import { type ContractListing, type ContractQuery, listContracts } from "../../src/store/read/contracts.ts";
 import { nftDetails } from "../../src/store/read/nft.ts";
 import { listOwners, type Owner } from "../../src/store/read/owners.ts";
 import { collectionSeries, type SeriesPoint } from "../../src/store/read/series.ts";
 import { type Ranked, type RankingMetric, topCollections } from "../../src/store/read/top.ts";
 import { createTestDatabase, stopTestServer, type TestDatabase } from "../support/database.ts";
+import { startHistoryChain } from "../support/histories.ts";
 import { indexUntil } from "../support/indexing.ts";
 
 const CHAIN_ID = 31337;
@@ -38,8 +39,12 @@ async function pages<T>(size: number, read: (offset: number) => Promise<T[]>): P
 
 describe("reading the store for the API", () => {
   before(async () => {
-    anvil = await startAnvil({ chainId: CHAIN_ID, timestamp: historyGenesisTimestamp(30) });
-    history = await generateHistory({ rpcUrl: anvil.url, seed: "read", days: 30 });
+    ({ anvil, history } = await startHistoryChain({
+      chainId: CHAIN_ID,
+      seed: "read",
+      days: 30,
+      genesis: "recent",
+    }));
     client = createPublicClient({ transport: http(anvil.url) });
     db = await createTestDatabase();
     await indexUntil({ sql: db.sql, rpcUrl: anvil.url, chainId: CHAIN_ID, untilBlock: history.blocks.last });

@@ -12,11 +12,12 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { generateKey } from "../../src/api/keys.ts";
-import { generateHistory, historyGenesisTimestamp } from "../../src/demo/activity.ts";
+import { historyGenesisTimestamp } from "../../src/demo/activity.ts";
 import { type Anvil, startAnvil } from "../../src/devchain/anvil.ts";
 import { insertApiKey } from "../../src/store/tables/api-keys.ts";
 import { runCommand, startCommand } from "../support/cli.ts";
 import { createTestDatabase, stopTestServer, type TestDatabase } from "../support/database.ts";
+import { startHistoryChain } from "../support/histories.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const CHAINS = [
@@ -72,12 +73,18 @@ describe("mintlens start and serve", () => {
   let key: string;
   before(async () => {
     for (const chain of CHAINS) {
-      const anvil = await startAnvil({
-        chainId: chain.chainId,
-        timestamp: historyGenesisTimestamp(Math.max(1, chain.days)),
-      });
-      anvils.push(anvil);
-      if (chain.days > 0) await generateHistory({ rpcUrl: anvil.url, seed: chain.name, days: chain.days });
+      anvils.push(
+        chain.days > 0
+          ? (
+              await startHistoryChain({
+                chainId: chain.chainId,
+                seed: chain.name,
+                days: chain.days,
+                genesis: "recent",
+              })
+            ).anvil
+          : await startAnvil({ chainId: chain.chainId, timestamp: historyGenesisTimestamp(1) }),
+      );
     }
     db = await createTestDatabase();
     const k = generateKey();

@@ -10,6 +10,7 @@ import { connectDatabase, toHex } from "../../src/store/pg/database.ts";
 import { EMPTY_OUTCOME, storeOutcome } from "../../src/store/tables/metadata.ts";
 import { createTestDatabase, stopTestServer, type TestDatabase } from "../support/database.ts";
 import { startFaultProxy } from "../support/fault-proxy.ts";
+import { startHistoryChain } from "../support/histories.ts";
 import { indexUntil } from "../support/indexing.ts";
 import { snapshotStore } from "../support/snapshot.ts";
 
@@ -101,8 +102,12 @@ async function indexingBegun(db: TestDatabase): Promise<boolean> {
 
 describe("indexer resilience", () => {
   before(async () => {
-    anvil = await startAnvil({ chainId: CHAIN_ID, timestamp: historyGenesisTimestamp(60) });
-    await generateHistory({ rpcUrl: anvil.url, seed: "resilience", days: 60 });
+    ({ anvil } = await startHistoryChain({
+      chainId: CHAIN_ID,
+      seed: "resilience",
+      days: 60,
+      genesis: "recent",
+    }));
     head = Number(await rpc<string>(anvil.url, "eth_blockNumber"));
     reference = await freshDatabase();
     await indexUntil({ sql: reference.sql, rpcUrl: anvil.url, chainId: CHAIN_ID, untilBlock: head });
