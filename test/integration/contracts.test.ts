@@ -1,6 +1,4 @@
 import assert from "node:assert/strict";
-import { readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import {
   decodeEventLog,
@@ -13,12 +11,6 @@ import {
   stringToHex,
   type TransactionReceipt,
 } from "viem";
-import {
-  ARTIFACTS_DIR,
-  buildArtifacts,
-  PACKAGED_CONTRACTS,
-  serializeArtifact,
-} from "../../scripts/build-contracts.ts";
 import { createChainClient } from "../../src/chain/client.ts";
 import { type Address, type Hex, ZERO_ADDRESS } from "../../src/core/hex.ts";
 import { type Anvil, startAnvil } from "../../src/devchain/anvil.ts";
@@ -53,39 +45,6 @@ function decode(name: ContractName, log: Log): { eventName: string; args: Record
   }
   return { eventName: decoded.eventName ?? "", args };
 }
-
-describe("contract artifacts", () => {
-  test("rebuilding from contracts/src and the packages reproduces the committed artifacts byte for byte", () => {
-    const built = buildArtifacts();
-    const packaged = new Set(PACKAGED_CONTRACTS.map((p) => p.contractName));
-    assert.deepEqual(
-      built.map((a) => a.contractName),
-      [...CONTRACT_NAMES],
-    );
-    const committed = readdirSync(ARTIFACTS_DIR)
-      .filter((f) => f.endsWith(".json"))
-      .sort();
-    assert.deepEqual(
-      committed,
-      CONTRACT_NAMES.map((n) => `${n}.json`),
-    );
-    for (const artifact of built) {
-      const onDisk = readFileSync(join(ARTIFACTS_DIR, `${artifact.contractName}.json`), "utf8");
-      assert.equal(
-        serializeArtifact(artifact),
-        onDisk,
-        `${artifact.contractName}.json differs from a fresh build`,
-      );
-      const loaded = loadArtifact(artifact.contractName as ContractName);
-      assert.equal(loaded.bytecode, artifact.bytecode);
-      assert.equal(loaded.deployedBytecode, artifact.deployedBytecode);
-      // No metadata hash to vary: the CBOR trailer holds only the compiler version.
-      if (!packaged.has(artifact.contractName)) {
-        assert.match(artifact.deployedBytecode ?? "", /a164736f6c6343[0-9a-f]{6}000a$/);
-      }
-    }
-  });
-});
 
 describe("contracts on anvil", () => {
   let anvil: Anvil;
