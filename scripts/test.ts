@@ -7,6 +7,7 @@
  *   tier             unit, integration, process or generated; default every tier, after the check
  *   --database-only  only the files that use the test database server (MINTLENS_TEST_DATABASE_URL,
  *                    else an embedded PostgreSQL): a second server needs no other file run again
+ *   --durations      every file's time, slowest first, instead of the slowest few
  */
 import { spawnSync } from "node:child_process";
 import { relative, resolve } from "node:path";
@@ -30,7 +31,10 @@ const SLOWEST_SHOWN = 8;
 
 const { values: flags, positionals } = parseArgs({
   allowPositionals: true,
-  options: { "database-only": { type: "boolean", default: false } },
+  options: {
+    "database-only": { type: "boolean", default: false },
+    durations: { type: "boolean", default: false },
+  },
 });
 
 const unknown = positionals.filter((p) => !(TIERS as readonly string[]).includes(p));
@@ -125,19 +129,18 @@ async function* events(): AsyncGenerator<TestEvent> {
       yield event;
     }
     numbered += last;
+    const seconds = ((performance.now() - started) / 1000).toFixed(1);
     times.push(
-      `${group.files.length} files ${group.what}: ${((performance.now() - started) / 1000).toFixed(1)} s`,
+      `${group.files.length} file${group.files.length === 1 ? "" : "s"} ${group.what}: ${seconds} s`,
     );
   }
   const note = (message: string): TestEvent => ({ type: "test:diagnostic", data: { nesting: 0, message } });
   yield { type: "test:plan", data: { nesting: 0, count: planned } };
   durations.sort((a, b) => b.seconds - a.seconds);
-  yield note(
-    `slowest files: ${durations
-      .slice(0, SLOWEST_SHOWN)
-      .map((d) => `${d.file} ${d.seconds.toFixed(1)} s`)
-      .join(", ")}`,
-  );
+  const shown = flags.durations ? durations : durations.slice(0, SLOWEST_SHOWN);
+  const listed = shown.map((d) => `${d.file} ${d.seconds.toFixed(1)} s`);
+  if (flags.durations) for (const line of listed) yield note(line);
+  else yield note(`slowest files: ${listed.join(", ")}`);
   for (const time of times) yield note(time);
   for (const [name, value] of totals) {
     yield note(`${name} ${name === "duration_ms" ? value.toFixed(3) : value}`);
