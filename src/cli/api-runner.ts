@@ -63,8 +63,8 @@ export interface ServeOptions {
   metrics?: ApiMetrics;
   /** The image cache, served at `/images/<sha256>`: the one the metadata worker fills. */
   blobs: BlobStore;
-  /** Where the listening addresses are told; default stderr. */
-  say?: (line: string) => void;
+  /** Where the listening addresses are told. */
+  say: (line: string) => void;
 }
 
 /**
@@ -73,7 +73,7 @@ export interface ServeOptions {
  */
 export async function serveApi(options: ServeOptions): Promise<RunningApi & { certPath: string }> {
   const { api, logger, lifecycle } = options;
-  const say = options.say ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const { say } = options;
   const metrics = options.metrics ?? createApiMetrics();
   const tls = await loadTls(api.tls, options.dataDir);
   if (tls.generated) say(`generated a self-signed certificate for gRPC: ${tls.certPath}`);

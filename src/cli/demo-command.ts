@@ -75,7 +75,7 @@ async function runDemo(flags: DemoFlags, lifecycle: Lifecycle, environment: Envi
   const logger = createLogger(logLevel);
   // Opened before the chain is generated, so that a bucket that refuses fails the demo at once.
   const blobs = await openBlobStore(blobConfig, logger, lifecycle);
-  const say = (message: string) => process.stderr.write(`demo: ${message}\n`);
+  const say = (message: string) => environment.stderr.write(`demo: ${message}\n`);
   const { signal } = lifecycle;
 
   // The local chain is new on every run, so a database indexed from an earlier one would not match it.
@@ -162,7 +162,7 @@ async function runDemo(flags: DemoFlags, lifecycle: Lifecycle, environment: Envi
     blobs,
     onToken: metrics.countMetadata,
   });
-  const display = createProgressDisplay(logger, process.stderr.isTTY === true, 5000);
+  const display = createProgressDisplay(logger, environment.stderr, 5000);
   lifecycle.defer(() => display.stop());
   // Also ended when the indexer fails, so that no transaction is sent to a chain being stopped.
   const liveStop = new AbortController();

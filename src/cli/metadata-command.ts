@@ -97,6 +97,6 @@ export function registerMetadataCommand(
             `token ${flags.token} of ${address} is not known on ${flags.chain}: never seen minted, and nobody holds it`,
           );
       }
-      process.stdout.write(`queued ${queued} token${queued === 1 ? "" : "s"}\n`);
+      environment.stdout.write(`queued ${queued} token${queued === 1 ? "" : "s"}\n`);
     });
 }

@@ -66,7 +66,16 @@ export function registerServeCommand(program: Command, lifecycle: Lifecycle, env
         environment.variables,
         chains.map((c) => c.name),
       );
-      await serveApi({ sql: opened.sql, chains, api, dataDir: database.dataDir, logger, lifecycle, blobs });
+      await serveApi({
+        sql: opened.sql,
+        chains,
+        api,
+        dataDir: database.dataDir,
+        logger,
+        lifecycle,
+        blobs,
+        say: (line) => environment.stderr.write(`${line}\n`),
+      });
       await untilStopped(lifecycle);
     });
 }

@@ -62,6 +62,7 @@ export function registerStartCommand(program: Command, lifecycle: Lifecycle, env
         lifecycle,
         metrics,
         blobs,
+        say: (line) => environment.stderr.write(`${line}\n`),
       });
       startMetadataWorkers({
         sql: database.sql,
@@ -73,7 +74,7 @@ export function registerStartCommand(program: Command, lifecycle: Lifecycle, env
         blobs,
         onToken: metrics.countMetadata,
       });
-      const display = createProgressDisplay(logger, process.stderr.isTTY === true);
+      const display = createProgressDisplay(logger, environment.stderr);
       lifecycle.defer(() => display.stop());
       await runIndexers({
         config,

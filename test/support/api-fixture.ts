@@ -13,12 +13,13 @@ import { createApiMetrics } from "../../src/api/metrics.ts";
 import { type RunningApi, startApi } from "../../src/api/server.ts";
 import { loadTls, type TlsMaterial } from "../../src/api/tls.ts";
 import { silentLogger } from "../../src/core/logger.ts";
-import { generateHistory, type HistorySummary, historyGenesisTimestamp } from "../../src/demo/activity.ts";
-import { type Anvil, startAnvil } from "../../src/devchain/anvil.ts";
+import type { HistorySummary } from "../../src/demo/activity.ts";
+import type { Anvil } from "../../src/devchain/anvil.ts";
 import { connectDatabase, type Sql } from "../../src/store/pg/database.ts";
 import { insertApiKey } from "../../src/store/tables/api-keys.ts";
 import { createTestDatabase, stopTestServer, type TestDatabase } from "./database.ts";
 import { type GrpcCall, grpcCaller } from "./grpc-client.ts";
+import { startHistoryChain } from "./histories.ts";
 import { indexUntil } from "./indexing.ts";
 
 export const API_CHAIN_ID = 31337;
@@ -60,8 +61,12 @@ export interface ApiFixtureOptions {
 }
 
 export async function startApiFixture(options: ApiFixtureOptions): Promise<ApiFixture> {
-  const anvil = await startAnvil({ chainId: API_CHAIN_ID, timestamp: historyGenesisTimestamp(options.days) });
-  const history = await generateHistory({ rpcUrl: anvil.url, seed: options.seed, days: options.days });
+  const { anvil, history } = await startHistoryChain({
+    chainId: API_CHAIN_ID,
+    seed: options.seed,
+    days: options.days,
+    genesis: "recent",
+  });
   const db = await createTestDatabase();
   const { contracts } = history;
   await indexUntil({
