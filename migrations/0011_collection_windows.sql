@@ -21,13 +21,14 @@ CREATE TABLE collection_windows (
     (CASE WHEN sold_units > 0 THEN (volume * 1.000000000000000000) / sold_units ELSE 0 END) STORED,
   PRIMARY KEY (chain_id, window_seconds, contract)
 );
--- One index per ranked metric: highest first, ties by contract address.
-CREATE INDEX collection_windows_by_volume ON collection_windows (chain_id, window_seconds, volume DESC, contract);
-CREATE INDEX collection_windows_by_sales ON collection_windows (chain_id, window_seconds, sales DESC, contract);
+-- One index per ranked metric: highest first, ties by contract address. The metric is negated so
+-- that "after this row" of a page token is one row comparison, and one range of the index.
+CREATE INDEX collection_windows_by_volume ON collection_windows (chain_id, window_seconds, (-volume), contract);
+CREATE INDEX collection_windows_by_sales ON collection_windows (chain_id, window_seconds, (-sales), contract);
 CREATE INDEX collection_windows_by_max_price
-  ON collection_windows (chain_id, window_seconds, max_unit_price DESC, contract);
+  ON collection_windows (chain_id, window_seconds, (-max_unit_price), contract);
 CREATE INDEX collection_windows_by_avg_price
-  ON collection_windows (chain_id, window_seconds, avg_unit_price DESC, contract);
+  ON collection_windows (chain_id, window_seconds, (-avg_unit_price), contract);
 -- The rows a batch emptied or must read a highest price for again: found without a walk of the window.
 CREATE INDEX collection_windows_pending ON collection_windows (chain_id, window_seconds)
   WHERE sales <= 0 OR max_unit_price < 0;

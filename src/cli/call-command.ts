@@ -73,7 +73,7 @@ export function registerCallCommand(program: Command, environment: Environment):
         const answer = await new Promise<unknown>((resolve, reject) =>
           call.call(client, body, metadata, (error, response) => (error ? reject(error) : resolve(response))),
         );
-        process.stdout.write(`${JSON.stringify(answer, null, 2)}\n`);
+        environment.stdout.write(`${JSON.stringify(answer, null, 2)}\n`);
       } catch (error) {
         const e = error as grpc.ServiceError;
         throw new UserFacingError(`${grpc.status[e.code] ?? e.code}: ${e.details ?? e.message}`);

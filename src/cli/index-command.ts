@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import { type Config, ConfigError, parseConfig } from "../config/config.ts";
 import type { Environment } from "../config/environment.ts";
 import { createLogger } from "../core/logger.ts";
-import { openDatabase } from "./open-database.ts";
+import { indexerPool, openDatabase } from "./open-database.ts";
 import { createProgressDisplay } from "./progress.ts";
 import { runIndexers } from "./run-indexers.ts";
 import type { Lifecycle } from "./shutdown.ts";
@@ -66,20 +66,22 @@ export function registerIndexCommand(program: Command, lifecycle: Lifecycle, env
       if (stopAt !== undefined && !Number.isSafeInteger(stopAt)) {
         throw new ConfigError([`stop at: ${flags.stopAt} is not a block number`]);
       }
-      await runIndexCommand(config, lifecycle, stopAt);
+      await runIndexCommand(config, lifecycle, environment, stopAt);
     });
 }
 
-export async function runIndexCommand(config: Config, lifecycle: Lifecycle, stopAt?: number): Promise<void> {
+export async function runIndexCommand(
+  config: Config,
+  lifecycle: Lifecycle,
+  environment: Environment,
+  stopAt?: number,
+): Promise<void> {
   const logger = createLogger(config.logLevel);
-  const database = await openDatabase(
-    config.databaseUrl,
-    config.dataDir,
-    logger,
-    lifecycle,
-    config.chains.length,
-  );
-  const display = createProgressDisplay(logger, process.stderr.isTTY === true);
+  const database = await openDatabase(config.databaseUrl, config.dataDir, logger, lifecycle, {
+    schema: "migrate-embedded",
+    pool: indexerPool(config),
+  });
+  const display = createProgressDisplay(logger, environment.stderr);
   lifecycle.defer(() => display.stop());
   if (lifecycle.signal.aborted) return;
   await runIndexers({

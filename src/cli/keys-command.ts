@@ -12,7 +12,7 @@ import {
   replaceApiKey,
   revokeApiKey,
 } from "../store/tables/api-keys.ts";
-import { openDatabase } from "./open-database.ts";
+import { COMMAND_POOL, openDatabase } from "./open-database.ts";
 import type { Lifecycle } from "./shutdown.ts";
 
 interface DatabaseFlags {
@@ -41,7 +41,12 @@ export function registerKeysCommand(program: Command, lifecycle: Lifecycle, envi
   const open = async (flags: DatabaseFlags): Promise<Sql> => {
     const config = parseDatabaseConfig(flags, environment.variables);
     const logger = createLogger(config.logLevel);
-    return (await openDatabase(config.databaseUrl, config.dataDir, logger, lifecycle)).sql;
+    return (
+      await openDatabase(config.databaseUrl, config.dataDir, logger, lifecycle, {
+        schema: "check",
+        pool: COMMAND_POOL,
+      })
+    ).sql;
   };
 
   withDatabase(keys.command("create <user>"))
@@ -59,8 +64,8 @@ export function registerKeysCommand(program: Command, lifecycle: Lifecycle, envi
             : `the API key of user ${user} was revoked at ${revokedAt.toISOString()}; \`mintlens keys rotate ${user}\` gives the user a new key`,
         );
       }
-      process.stdout.write(`${key.key}\n`);
-      process.stderr.write(
+      environment.stdout.write(`${key.key}\n`);
+      environment.stderr.write(
         `mintlens: created the API key ${displayKeyId(key.keyId)} of ${user}; it is shown only this once\n`,
       );
     });
@@ -74,8 +79,8 @@ export function registerKeysCommand(program: Command, lifecycle: Lifecycle, envi
       if (!(await replaceApiKey(sql, { userName: user, keyId: key.keyId, keyHash: key.hash }))) {
         throw unknownUser(user);
       }
-      process.stdout.write(`${key.key}\n`);
-      process.stderr.write(
+      environment.stdout.write(`${key.key}\n`);
+      environment.stderr.write(
         `mintlens: replaced the API key of ${user} by ${displayKeyId(key.keyId)}; the old key no longer works\n`,
       );
     });
@@ -87,7 +92,7 @@ export function registerKeysCommand(program: Command, lifecycle: Lifecycle, envi
       const sql = await open(flags);
       const revoked = await revokeApiKey(sql, user);
       if (!revoked) throw unknownUser(user);
-      process.stderr.write(
+      environment.stderr.write(
         revoked.already
           ? `mintlens: the API key of ${user} was already revoked at ${revoked.revokedAt.toISOString()}\n`
           : `mintlens: revoked the API key of ${user}\n`,
@@ -98,7 +103,7 @@ export function registerKeysCommand(program: Command, lifecycle: Lifecycle, envi
     .description("list the users, their key ids and when their keys were created, rotated and revoked")
     .action(async (flags: DatabaseFlags) => {
       const sql = await open(flags);
-      process.stdout.write(formatListing(await listApiKeys(sql)));
+      environment.stdout.write(formatListing(await listApiKeys(sql)));
     });
 }
 

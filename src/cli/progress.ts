@@ -1,4 +1,5 @@
 import cliProgress from "cli-progress";
+import type { Output } from "../config/environment.ts";
 import type { Logger } from "../core/logger.ts";
 import type { Progress } from "../indexer/chain-indexer.ts";
 
@@ -50,11 +51,8 @@ function skippedNote(progress: Progress): string {
 }
 
 /** A live bar per chain on a terminal; a structured log line every `intervalMs` otherwise. */
-export function createProgressDisplay(
-  logger: Logger,
-  interactive: boolean,
-  intervalMs = 10_000,
-): ProgressDisplay {
+export function createProgressDisplay(logger: Logger, output: Output, intervalMs = 10_000): ProgressDisplay {
+  const interactive = output.isTTY === true;
   const rates = new Map<string, Rates>();
   const rateOf = (progress: Progress) => {
     let r = rates.get(progress.chain);
@@ -93,7 +91,7 @@ export function createProgressDisplay(
         );
       },
       print(line) {
-        process.stderr.write(`${line}\n`);
+        output.write(`${line}\n`);
       },
       stop() {},
     };
@@ -105,7 +103,7 @@ export function createProgressDisplay(
         "{chain} |{bar}| block {block} / {target}  {blocksPerSec} blocks/s  {eventsPerSec} events/s  {behind} behind  ETA {remaining}{skipped}",
       hideCursor: true,
       clearOnComplete: false,
-      stream: process.stderr,
+      stream: output,
       fps: 4,
     },
     cliProgress.Presets.shades_classic,

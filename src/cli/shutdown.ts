@@ -15,6 +15,8 @@ export interface Lifecycle {
 export interface CommandLifecycle extends Lifecycle {
   /** Whether a signal asked the command to stop. */
   readonly stopRequested: boolean;
+  /** Asks the command to stop as a first signal does: for a command run inside another program. */
+  stop(reason: string): void;
   /** Releases everything deferred, newest first; returns the errors of those that failed. */
   close(): Promise<unknown[]>;
 }
@@ -30,10 +32,11 @@ const EXIT_CODES: Record<(typeof STOP_SIGNALS)[number], number> = {
 /**
  * Takes over SIGINT, SIGTERM and SIGHUP. The first one aborts `signal`, and the command winds
  * down; a second one exits at once (children are still signalled on the way out, by their own
- * exit guards), for a shutdown that hangs.
+ * exit guards), for a shutdown that hangs. With `signals: false` the signals are left to the
+ * program that runs the command (the tests run commands in their own process), and `stop` ends it.
  */
 export function createLifecycle(
-  options: { onSignal?: (signal: NodeJS.Signals) => void } = {},
+  options: { onSignal?: (signal: NodeJS.Signals) => void; signals?: boolean } = {},
 ): CommandLifecycle {
   const controller = new AbortController();
   const releases: (() => unknown)[] = [];
@@ -44,12 +47,15 @@ export function createLifecycle(
     options.onSignal?.(signal);
     controller.abort(new Error(`stopped by ${signal}`));
   };
-  for (const signal of STOP_SIGNALS) process.on(signal, onSignal);
+  if (options.signals !== false) for (const signal of STOP_SIGNALS) process.on(signal, onSignal);
 
   return {
     signal: controller.signal,
     get stopRequested() {
       return controller.signal.aborted;
+    },
+    stop(reason) {
+      if (!controller.signal.aborted) controller.abort(new Error(reason));
     },
     defer(release) {
       // Something that came into being while the command was ending is released right after the rest.

@@ -134,8 +134,9 @@ function windowHigh(sql: Queryable, chainId: number, from: number, to: number) {
 }
 
 /**
- * Counts a window ending at `end` again from the rollups: for every collection, or only for
- * `contracts` (a rollback's). Every row of those collections is replaced.
+ * Counts a window ending at `end` again from the rollups: for every collection (read by the day and
+ * bucket indexes on time), or only for `contracts` (a rollback's, read by each collection's keys).
+ * Every row of those collections is replaced.
  */
 function recountStatements(
   sql: Queryable,
@@ -145,27 +146,47 @@ function recountStatements(
   contracts: readonly Address[] | undefined,
 ): Statement[] {
   const p = windowParts(end - seconds, end);
-  const only = contracts === undefined ? null : contracts.map(bare);
+  const insert = sql`
+    INSERT INTO collection_windows (chain_id, window_seconds, contract, sales, sold_units, volume, max_unit_price)`;
+  const inDays = sql`d.sales > 0 AND d.day >= to_timestamp(${p.dayFrom}) AND d.day < to_timestamp(${p.dayTo})`;
+  const inEdges = sql`
+    b.sales > 0
+    AND ((b.bucket_start >= to_timestamp(${p.head.from}) AND b.bucket_start < to_timestamp(${p.head.to}))
+      OR (b.bucket_start >= to_timestamp(${p.tail.from}) AND b.bucket_start < to_timestamp(${p.tail.to})))`;
+  if (contracts === undefined) {
+    return [
+      sql`DELETE FROM collection_windows WHERE chain_id = ${chainId} AND window_seconds = ${seconds}`,
+      sql`
+        ${insert}
+        SELECT ${chainId}, ${seconds}, contract, sum(sales), sum(sold_units), sum(volume), max(max_unit_price)
+        FROM (
+          SELECT d.contract, d.sales, d.sold_units, d.volume, d.max_unit_price FROM collection_days d
+          WHERE d.chain_id = ${chainId} AND ${inDays}
+          UNION ALL
+          SELECT b.contract, b.sales, b.sold_units, b.volume, b.max_unit_price FROM collection_buckets b
+          WHERE b.chain_id = ${chainId} AND ${inEdges}) parts
+        GROUP BY contract`,
+    ];
+  }
+  const list = bulkRows(sql, { c: joinColumn(contracts.map(bare)) }, { joined: true });
   return [
     sql`
-      DELETE FROM collection_windows
-      WHERE chain_id = ${chainId} AND window_seconds = ${seconds}
-        AND (${only}::text[] IS NULL OR contract = ANY(SELECT decode(c, 'hex') FROM unnest(${only}::text[]) AS u(c)))`,
+      DELETE FROM collection_windows t USING ${list}
+      WHERE t.chain_id = ${chainId} AND t.window_seconds = ${seconds} AND t.contract = decode(u.c, 'hex')`,
     sql`
-      INSERT INTO collection_windows (chain_id, window_seconds, contract, sales, sold_units, volume, max_unit_price)
-      SELECT ${chainId}, ${seconds}, contract, sum(sales), sum(sold_units), sum(volume), max(max_unit_price)
-      FROM (
-        SELECT contract, sales, sold_units, volume, max_unit_price FROM collection_days
-        WHERE chain_id = ${chainId} AND sales > 0
-          AND day >= to_timestamp(${p.dayFrom}) AND day < to_timestamp(${p.dayTo})
-        UNION ALL
-        SELECT contract, sales, sold_units, volume, max_unit_price FROM collection_buckets
-        WHERE chain_id = ${chainId} AND sales > 0
-          AND ((bucket_start >= to_timestamp(${p.head.from}) AND bucket_start < to_timestamp(${p.head.to}))
-            OR (bucket_start >= to_timestamp(${p.tail.from}) AND bucket_start < to_timestamp(${p.tail.to})))) parts
-      WHERE ${only}::text[] IS NULL OR contract = ANY(SELECT decode(c, 'hex') FROM unnest(${only}::text[]) AS u(c))
-      GROUP BY contract
-      HAVING sum(sales) > 0`,
+      ${insert}
+      SELECT ${chainId}, ${seconds}, w.contract, w.sales, w.units, w.volume, w.hi
+      FROM ${list}
+      CROSS JOIN LATERAL (
+        SELECT decode(u.c, 'hex') AS contract, sum(sales) AS sales, sum(sold_units) AS units, sum(volume) AS volume,
+               max(max_unit_price) AS hi
+        FROM (
+          SELECT d.sales, d.sold_units, d.volume, d.max_unit_price FROM collection_days d
+          WHERE d.chain_id = ${chainId} AND d.contract = decode(u.c, 'hex') AND ${inDays}
+          UNION ALL
+          SELECT b.sales, b.sold_units, b.volume, b.max_unit_price FROM collection_buckets b
+          WHERE b.chain_id = ${chainId} AND b.contract = decode(u.c, 'hex') AND ${inEdges}) parts) w
+      WHERE w.sales > 0`,
   ];
 }
 

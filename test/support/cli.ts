@@ -1,34 +1,70 @@
-import { spawn } from "node:child_process";
-import { fileURLToPath } from "node:url";
+/**
+ * The `mintlens` command line run in the test's own process: the same commands, output and exit
+ * codes as the process, without starting node and compiling the sources again for each command.
+ * What only a process shows (exit codes of src/main.ts, signals) is in ./mintlens-process.ts.
+ */
+import { Writable } from "node:stream";
+import { runCommandLine } from "../../src/cli/program.ts";
+import { createLifecycle } from "../../src/cli/shutdown.ts";
+import { readEnvironment } from "../../src/config/environment.ts";
 
-const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+export interface CommandResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** The environment of a command under test: without the environment's database or chains. */
+export function commandVariables(env: Record<string, string>): Record<string, string | undefined> {
+  return { ...process.env, DATABASE_URL: "", MINTLENS_CHAINS: "", ...env };
+}
+
+/** A command running in the test's own process. */
+export interface RunningCommand {
+  /** What it has written to its stderr so far (its messages; logs go to the process's stderr). */
+  stderr(): string;
+  stdout(): string;
+  /** Asks it to stop, as SIGTERM does to the process. */
+  stop(): void;
+  /** Its exit code, once it has ended and released what it opened. */
+  readonly exited: Promise<number>;
+}
 
 /**
- * Runs the real `mintlens` command with its output captured, without the environment's database
- * or chains; killed after a minute so that a hang fails the test instead of stalling the suite.
+ * Starts a `mintlens` command in the test's own process: the same command line, commands and
+ * exit codes as the process, without starting node and compiling the sources again. Logs are
+ * quiet unless `env` asks for them (MINTLENS_LOG_LEVEL), as they would go to the test's stderr.
  */
-export function mintlens(
-  args: string[],
-  env: Record<string, string> = {},
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts", ...args], {
-    cwd: ROOT,
-    env: { ...process.env, DATABASE_URL: "", MINTLENS_CHAINS: "", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
+export function startCommand(args: string[], env: Record<string, string> = {}): RunningCommand {
+  const out = captured();
+  const err = captured();
+  const environment = readEnvironment(commandVariables({ MINTLENS_LOG_LEVEL: "fatal", ...env }), {
+    stdout: out.stream,
+    stderr: err.stream,
   });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (c: Buffer) => {
-    stdout += c.toString();
+  const lifecycle = createLifecycle({ signals: false });
+  return {
+    stdout: out.text,
+    stderr: err.text,
+    stop: () => lifecycle.stop("stopped by the test"),
+    exited: runCommandLine(args, environment, lifecycle),
+  };
+}
+
+/** Runs a `mintlens` command to its end in the test's own process (see `startCommand`). */
+export async function runCommand(args: string[], env: Record<string, string> = {}): Promise<CommandResult> {
+  const command = startCommand(args, env);
+  const code = await command.exited;
+  return { code, stdout: command.stdout(), stderr: command.stderr() };
+}
+
+function captured(): { stream: Writable; text: () => string } {
+  let text = "";
+  const stream = new Writable({
+    write(chunk: Buffer | string, _encoding, done) {
+      text += chunk.toString();
+      done();
+    },
   });
-  child.stderr.on("data", (c: Buffer) => {
-    stderr += c.toString();
-  });
-  const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
-  return new Promise((resolve) => {
-    child.once("exit", (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
+  return { stream, text: () => text };
 }

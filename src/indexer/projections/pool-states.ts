@@ -16,7 +16,7 @@ export function createPoolStatesProjection(config: RateBookConfig) {
     name: "pool states",
     tables: [{ name: "pool_states", order: "chain_id, pool, block_number, log_index" }],
     resume: async ({ sql, chainId, next }) =>
-      new RateBook(config, await latestPoolStates(sql, chainId, next - 1)),
+      new RateBook(config, await latestPoolStates(sql, chainId, config.pools, next - 1)),
     async prepare({ batch, facts }, carry: RateBook) {
       facts.prices = carry.advance(batch.poolStates);
       return { prepared: batch.poolStates, carry };

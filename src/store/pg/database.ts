@@ -28,6 +28,28 @@ const SETTINGS: Settings = {
  */
 const clientFactories = new WeakMap<Sql, (extra: postgres.Options<Record<string, never>>) => Sql>();
 
+export interface PoolOptions {
+  /** Most connections open at once (default 10). */
+  max?: number;
+  /** Set on every connection: the server cancels a statement running longer (SQLSTATE 57014). */
+  statementTimeoutMs?: number;
+  /** What the connections show as in `pg_stat_activity`: which part of Mintlens holds them. */
+  applicationName?: string;
+}
+
+function poolSettings(options: PoolOptions): postgres.Options<Record<string, never>> {
+  const connection: Record<string, string> = {};
+  if (options.statementTimeoutMs !== undefined)
+    connection.statement_timeout = String(options.statementTimeoutMs);
+  if (options.applicationName !== undefined) connection.application_name = options.applicationName;
+  return { max: options.max ?? 10, connection };
+}
+
+/** A new pool to the same server as `sql`, apart from it: one part of a process cannot take another's connections. */
+export function openPoolLike(sql: Sql, options: PoolOptions): Sql {
+  return openClientLike(sql, poolSettings(options));
+}
+
 /** Attempts at the first query when the server ends the session (a restart, a failover). */
 const START_ATTEMPTS = 5;
 
@@ -36,8 +58,8 @@ const START_ATTEMPTS = 5;
  * A server that answers but ends the session (shutting down, starting up, terminating sessions)
  * is asked again for a few seconds; a refused connection or a refused login fails at once.
  */
-export async function connectDatabase(url: string, options: { max?: number } = {}): Promise<Sql> {
-  const sql = postgres(url, { ...SETTINGS, max: options.max ?? 10 });
+export async function connectDatabase(url: string, options: PoolOptions = {}): Promise<Sql> {
+  const sql = postgres(url, { ...SETTINGS, ...poolSettings(options) });
   clientFactories.set(sql, (extra) => postgres(url, { ...SETTINGS, ...extra }));
   for (let attempt = 1; ; attempt++) {
     try {

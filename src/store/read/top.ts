@@ -11,6 +11,8 @@ export interface Ranked {
   units: bigint;
   volume: bigint;
   maxUnitPrice: bigint;
+  /** The value the ranking orders by, exactly as stored: what a page token goes on after. */
+  rankValue: string;
 }
 
 export interface TopQuery {
@@ -19,6 +21,8 @@ export interface TopQuery {
   metric: RankingMetric;
   limit: number;
   offset: number;
+  /** Only the collections ranked after this one: its metric value (as `rankValue` gives it) and address. */
+  after?: { value: string; contract: Address } | undefined;
 }
 
 interface Row {
@@ -28,6 +32,7 @@ interface Row {
   units: string;
   volume: string;
   hi: string;
+  value: string;
 }
 
 /** The column each metric ranks by, highest first; each has an index with the contract after it. */
@@ -38,21 +43,21 @@ const ORDER: Readonly<Record<RankingMetric, string>> = {
   avgPrice: "avg_unit_price",
 };
 
+/** Each column's type: a page token's value is compared as it, or the index would not serve the comparison. */
+const TYPE: Readonly<Record<RankingMetric, string>> = {
+  volume: "numeric",
+  sales: "bigint",
+  maxPrice: "numeric",
+  avgPrice: "numeric",
+};
+
 /**
  * A page of a ranking, as the indexer keeps it at commit time: one range of the metric's index
- * (highest first, ties by contract address), and a contract row per collection for its name.
+ * (highest first, ties by contract address; the index holds the metric negated, so that going on
+ * after a row is one row comparison), and a contract row per collection for its name.
  */
 export async function topCollections(sql: Queryable, chainId: number, query: TopQuery): Promise<Ranked[]> {
-  const order = ORDER[query.metric];
-  const rows = await sql<Row[]>`
-    SELECT w.contract, c.name, w.sales::text, w.sold_units::text AS units, w.volume::text,
-           w.max_unit_price::text AS hi
-    FROM (SELECT contract, sales, sold_units, volume, max_unit_price, avg_unit_price FROM collection_windows
-          WHERE chain_id = ${chainId} AND window_seconds = ${query.windowSeconds}
-          ORDER BY ${sql(order)} DESC, contract ASC
-          LIMIT ${query.limit} OFFSET ${query.offset}) w
-    LEFT JOIN contracts c ON c.chain_id = ${chainId} AND c.address = w.contract
-    ORDER BY w.${sql(order)} DESC, w.contract ASC`;
+  const rows = await topQuery(sql, chainId, query);
   return rows.map((r) => ({
     contract: toHex(r.contract) as Address,
     name: r.name ?? "",
@@ -60,5 +65,25 @@ export async function topCollections(sql: Queryable, chainId: number, query: Top
     units: BigInt(r.units),
     volume: BigInt(r.volume),
     maxUnitPrice: BigInt(r.hi),
+    rankValue: r.value,
   }));
+}
+
+/** The statement of a page of a ranking, unsent: what `topCollections` runs (and tests explain). */
+export function topQuery(sql: Queryable, chainId: number, query: TopQuery) {
+  const key = sql.unsafe(`-${ORDER[query.metric]}`);
+  const after = query.after
+    ? sql`AND (${key}, contract) > (-(${query.after.value}::${sql.unsafe(TYPE[query.metric])}), ${Buffer.from(query.after.contract.slice(2), "hex")})`
+    : sql``;
+  return sql<Row[]>`
+    SELECT w.contract, c.name, w.sales::text, w.sold_units::text AS units, w.volume::text,
+           w.max_unit_price::text AS hi, w.value::text
+    FROM (SELECT contract, sales, sold_units, volume, max_unit_price, ${key} AS rank_key,
+                 ${sql.unsafe(ORDER[query.metric])} AS value
+          FROM collection_windows
+          WHERE chain_id = ${chainId} AND window_seconds = ${query.windowSeconds} ${after}
+          ORDER BY ${key}, contract
+          LIMIT ${query.limit} OFFSET ${query.offset}) w
+    LEFT JOIN contracts c ON c.chain_id = ${chainId} AND c.address = w.contract
+    ORDER BY w.rank_key, w.contract`;
 }

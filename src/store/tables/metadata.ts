@@ -9,12 +9,16 @@ import { bulkRows, joinColumn } from "../pg/bulk-rows.ts";
 import { bare, openClientLike, type Queryable, type Sql, toHex } from "../pg/database.ts";
 
 /**
- * The client the metadata worker writes through: commits do not wait for the WAL to reach disk,
- * as the indexer's batches do not. An outcome lost in a server crash leaves its token queued, to
- * be fetched again; the wait saved is most of what storing an outcome costs.
+ * The client the metadata worker takes and stores tokens through, a pool of its own: commits do
+ * not wait for the WAL to reach disk, as the indexer's batches do not. An outcome lost in a server
+ * crash leaves its token queued, to be fetched again; the wait saved is most of what storing an
+ * outcome costs.
  */
 export function openMetadataClient(pool: Sql, connections: number): Sql {
-  return openClientLike(pool, { max: connections, connection: { synchronous_commit: "off" } });
+  return openClientLike(pool, {
+    max: connections,
+    connection: { synchronous_commit: "off", application_name: "mintlens-metadata" },
+  });
 }
 
 export interface QueuedToken {

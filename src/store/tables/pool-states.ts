@@ -33,8 +33,18 @@ export function poolStateStatements(
   ];
 }
 
-/** The last stored state of every pool at or before `block`: what the exchange rates resume from. */
-export async function latestPoolStates(sql: Queryable, chainId: number, block: number): Promise<PoolState[]> {
+/**
+ * The last stored state of each of `pools` at or before `block`: what the exchange rates resume
+ * from. One probe of the key per pool, read backwards from `block`, so the cost does not grow with
+ * the table (ordering the whole table by pool and block, as a DISTINCT ON does, sorts every row).
+ */
+export async function latestPoolStates(
+  sql: Queryable,
+  chainId: number,
+  pools: readonly { address: Address }[],
+  block: number,
+): Promise<PoolState[]> {
+  if (pools.length === 0) return [];
   const rows = await sql<
     {
       pool: Uint8Array;
@@ -45,9 +55,13 @@ export async function latestPoolStates(sql: Queryable, chainId: number, block: n
       sqrt_price_x96: string | null;
     }[]
   >`
-    SELECT DISTINCT ON (pool) pool, block_number, log_index, reserve0, reserve1, sqrt_price_x96
-    FROM pool_states WHERE chain_id = ${chainId} AND block_number <= ${block}
-    ORDER BY pool, block_number DESC, log_index DESC`;
+    SELECT s.pool, s.block_number, s.log_index, s.reserve0, s.reserve1, s.sqrt_price_x96
+    FROM unnest(${[...new Set(pools.map((p) => bare(p.address.toLowerCase())))]}::text[]) AS p(hex)
+    CROSS JOIN LATERAL (
+      SELECT pool, block_number, log_index, reserve0, reserve1, sqrt_price_x96 FROM pool_states
+      WHERE chain_id = ${chainId} AND pool = decode(p.hex, 'hex') AND block_number <= ${block}
+      ORDER BY block_number DESC, log_index DESC
+      LIMIT 1) s`;
   return rows.map((r) => ({
     pool: toHex(r.pool) as Address,
     blockNumber: Number(r.block_number),

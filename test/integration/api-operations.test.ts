@@ -1,0 +1,698 @@
+/**
+ * The nine operations over real sockets, on what the indexer wrote from a generated anvil
+ * history: REST answers checked value for value against a replay of the event tables, gRPC
+ * answers (a client built from the published `.proto`) checked equal to them.
+ */
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { formatNative } from "../../src/api/format.ts";
+import { isBurnAddress } from "../../src/core/burn.ts";
+import type { Address } from "../../src/core/hex.ts";
+import { storedWindowEnd } from "../../src/rollups/rankings.ts";
+import { expectedSeries, holdings, saleEvents, transferEvents } from "../support/api-expected.ts";
+import { API_CHAIN_ID, type ApiFixture, startApiFixture } from "../support/api-fixture.ts";
+
+let f: ApiFixture;
+const DAY = 86_400;
+
+before(async () => {
+  f = await startApiFixture({ days: 40, seed: "api" });
+});
+after(async () => f?.close());
+
+const lower = (a: string) => a.toLowerCase() as Address;
+const iso = (seconds: number) => new Date(seconds * 1000).toISOString().replace(".000Z", "Z");
+
+async function rpc<T>(method: string, params: unknown[]): Promise<T> {
+  const response = await fetch(f.anvil.url, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+  });
+  return ((await response.json()) as { result: T }).result;
+}
+
+interface Json {
+  [key: string]: unknown;
+}
+
+async function ok(path: string): Promise<Json> {
+  const answer = await f.rest(path);
+  assert.equal(answer.status, 200, `${path}: ${answer.text}`);
+  assert.match(answer.headers.get("content-type") ?? "", /^application\/json/);
+  return answer.body as Json;
+}
+
+/** Every page of `size` from the first until a short page. */
+async function allPages<T>(size: number, page: (offset: number) => Promise<T[]>): Promise<T[]> {
+  const rows: T[] = [];
+  for (let offset = 0; ; offset += size) {
+    const got = await page(offset);
+    assert.ok(got.length <= size);
+    rows.push(...got);
+    if (got.length < size) return rows;
+  }
+}
+
+describe("contracts list", () => {
+  test("pages in mint order without repeats or gaps, DESC the exact reverse, each with its creation", async () => {
+    type C = {
+      address: string;
+      types: string[];
+      mintEvent: { blockTimestamp: string; txHash: string; minterAddress: string };
+    };
+    const asc = await allPages(
+      7,
+      async (o) => (await ok(`/foundational/v1beta2/contracts?limit=7&offset=${o}`)).contracts as C[],
+    );
+    const desc = await allPages(
+      500,
+      async (o) =>
+        (await ok(`/foundational/v1beta2/contracts?limit=500&offset=${o}&sortDirection=SORT_DIRECTION_DESC`))
+          .contracts as C[],
+    );
+    assert.deepEqual(desc, [...asc].reverse());
+    assert.equal(new Set(asc.map((c) => c.address)).size, asc.length);
+    const times = asc.map((c) => c.mintEvent.blockTimestamp);
+    assert.deepEqual(times, [...times].sort());
+    // Every contract the history deployed is listed, with the transaction that created it.
+    const byAddress = new Map(asc.map((c) => [c.address, c]));
+    for (const [name, deployed] of Object.entries(f.history.contracts)) {
+      const listed = byAddress.get(lower(deployed.address));
+      if (listed === undefined) continue; // contracts without NFT or token events are not discovered as tokens
+      assert.equal(listed.mintEvent.txHash, deployed.txHash.toLowerCase(), name);
+      const receipt = await rpc<{ from: string; blockNumber: string }>("eth_getTransactionReceipt", [
+        deployed.txHash,
+      ]);
+      const block = await rpc<{ timestamp: string }>("eth_getBlockByNumber", [receipt.blockNumber, false]);
+      assert.equal(listed.mintEvent.minterAddress, receipt.from, name);
+      assert.equal(listed.mintEvent.blockTimestamp, iso(Number(BigInt(block.timestamp))), name);
+    }
+    assert.ok(byAddress.has(lower(f.history.contracts.erc721.address)));
+    assert.deepEqual(byAddress.get(lower(f.history.contracts.erc1155.address))?.types, ["TYPE_ERC1155"]);
+  });
+
+  test("contractTypes and blockTimestampGt filter; the default page is 20", async () => {
+    type C = { address: string; types: string[]; mintEvent: { blockTimestamp: string } };
+    const all = (await ok("/foundational/v1beta2/contracts?limit=500")).contracts as C[];
+    const nfts = (
+      await ok(
+        "/foundational/v1beta2/contracts?limit=500&contractTypes=TYPE_ERC1155&contractTypes=TYPE_CRYPTOPUNKS",
+      )
+    ).contracts as C[];
+    assert.deepEqual(
+      nfts.map((c) => c.address),
+      all
+        .filter((c) => c.types.includes("TYPE_ERC1155") || c.types.includes("TYPE_CRYPTOPUNKS"))
+        .map((c) => c.address),
+    );
+    assert.ok(nfts.length >= 2);
+    const middle = all[Math.floor(all.length / 2)]?.mintEvent.blockTimestamp ?? "";
+    const later = (await ok(`/foundational/v1beta2/contracts?limit=500&blockTimestampGt=${middle}`))
+      .contracts as C[];
+    assert.deepEqual(
+      later.map((c) => c.address),
+      all.filter((c) => c.mintEvent.blockTimestamp > middle).map((c) => c.address),
+    );
+    const page = (await ok("/foundational/v1beta2/contracts")).contracts as C[];
+    assert.deepEqual(page, all.slice(0, 20));
+  });
+});
+
+describe("top collections", () => {
+  /** Windows end after the newest indexed block: the data's own now. */
+  const windowEnd = async () => {
+    const end = await storedWindowEnd(f.sql, API_CHAIN_ID);
+    assert.ok(end !== undefined, "the indexer keeps the windows");
+    return end;
+  };
+  const METRICS = [
+    "METRIC_SALES_VOLUME",
+    "METRIC_SALES_QUANTITY",
+    "METRIC_MAX_PRICE",
+    "METRIC_AVG_PRICE",
+  ] as const;
+  const FIELD = {
+    METRIC_SALES_VOLUME: "salesVolume",
+    METRIC_SALES_QUANTITY: "salesCount",
+    METRIC_MAX_PRICE: "maxPrice",
+    METRIC_AVG_PRICE: "avgPrice",
+  } as const;
+
+  test("every metric over 30 and 365 days: the sales of the window, highest first, ties by address", async () => {
+    const sales = await saleEvents(f.sql, API_CHAIN_ID);
+    for (const duration of ["DURATION_30_DAYS", "DURATION_365_DAYS"] as const) {
+      const end = await windowEnd();
+      const from = end - (duration === "DURATION_30_DAYS" ? 30 : 365) * DAY;
+      const per = new Map<Address, { n: bigint; units: bigint; volume: bigint; max: bigint }>();
+      for (const s of sales) {
+        if (s.time < from || s.time >= end) continue;
+        const p = per.get(s.contract) ?? { n: 0n, units: 0n, volume: 0n, max: 0n };
+        const unit = s.quantity > 0n ? s.totalNative / s.quantity : s.totalNative;
+        per.set(s.contract, {
+          n: p.n + 1n,
+          units: p.units + s.quantity,
+          volume: p.volume + s.totalNative,
+          max: unit > p.max ? unit : p.max,
+        });
+      }
+      assert.ok(per.size >= 3, "the history sells several collections");
+      for (const metric of METRICS) {
+        const value = (p: { n: bigint; units: bigint; volume: bigint; max: bigint }) =>
+          metric === "METRIC_SALES_VOLUME"
+            ? p.volume
+            : metric === "METRIC_SALES_QUANTITY"
+              ? p.n
+              : metric === "METRIC_MAX_PRICE"
+                ? p.max
+                : (p.volume * 10n ** 30n) / p.units;
+        const expected = [...per.entries()]
+          .sort(([a, pa], [b, pb]) =>
+            value(pb) > value(pa) ? 1 : value(pb) < value(pa) ? -1 : a < b ? -1 : 1,
+          )
+          .map(([contract, p]) => ({
+            contract,
+            value:
+              metric === "METRIC_SALES_QUANTITY"
+                ? p.n.toString()
+                : formatNative(
+                    metric === "METRIC_SALES_VOLUME"
+                      ? p.volume
+                      : metric === "METRIC_MAX_PRICE"
+                        ? p.max
+                        : p.volume / p.units,
+                  ),
+          }));
+        const got = (await ok(`/collections/v1beta2/top/${metric}/${duration}?limit=500`))
+          .collections as Json[];
+        assert.deepEqual(
+          got.map((c) => ({ contract: c.contractAddress, value: c.metricValue })),
+          expected,
+          `${metric} ${duration}`,
+        );
+        for (const c of got) {
+          assert.equal(c[FIELD[metric]], c.metricValue);
+          for (const other of Object.values(FIELD))
+            if (other !== FIELD[metric]) assert.equal(c[other], undefined);
+          assert.deepEqual(c.collection, { contractAddress: c.contractAddress, name: c.contractName });
+        }
+        // Pages of 2 put together are the whole ranking.
+        const paged = await allPages(
+          2,
+          async (o) =>
+            (await ok(`/collections/v1beta2/top/${metric}/${duration}?limit=2&offset=${o}`))
+              .collections as Json[],
+        );
+        assert.deepEqual(paged, got);
+        // And by page token, to the last page, whose nextPageToken is empty.
+        const walked: Json[] = [];
+        for (let token = ""; ; ) {
+          const body = await ok(
+            `/collections/v1beta2/top/${metric}/${duration}?limit=2${token ? `&pageToken=${token}` : ""}`,
+          );
+          walked.push(...(body.collections as Json[]));
+          token = body.nextPageToken as string;
+          if (token === "") break;
+          assert.ok(walked.length <= got.length, "the tokens end");
+        }
+        assert.deepEqual(walked, got);
+      }
+    }
+  });
+
+  test("the last hour and day hold only what happened in them, up to the newest indexed block", async () => {
+    const sales = await saleEvents(f.sql, API_CHAIN_ID);
+    const end = await windowEnd();
+    const recent = new Set(sales.filter((s) => s.time >= end - DAY).map((s) => s.contract));
+    const got = (await ok("/collections/v1beta2/top/METRIC_SALES_QUANTITY/DURATION_1_DAY"))
+      .collections as Json[];
+    assert.deepEqual(new Set(got.map((c) => c.contractAddress)), recent);
+    const hour = (await ok("/collections/v1beta2/top/METRIC_SALES_QUANTITY/DURATION_1_HOUR"))
+      .collections as Json[];
+    assert.deepEqual(
+      new Set(hour.map((c) => c.contractAddress)),
+      new Set(sales.filter((s) => s.time >= end - 3600).map((s) => s.contract)),
+    );
+  });
+});
+
+describe("owners list", () => {
+  test("current holders by units held, ties by address; ASC the reverse; pages without repeats or gaps", async () => {
+    for (const key of ["erc721", "erc1155", "punks"] as const) {
+      const contract = lower(f.history.contracts[key].address);
+      const held = holdings(await transferEvents(f.sql, API_CHAIN_ID, contract));
+      const expected = [...held.entries()]
+        .sort(([a, x], [b, y]) => (y > x ? 1 : y < x ? -1 : a < b ? -1 : 1))
+        .map(([address, n]) => ({ address, ownedCount: n.toString() }));
+      assert.ok(expected.length >= 3, key);
+      const desc = (await ok(`/collections/v1beta2/${contract}/owners_list`)).owner as Json[];
+      assert.deepEqual(desc, expected, key);
+      const asc = await allPages(
+        3,
+        async (o) =>
+          (
+            await ok(
+              `/collections/v1beta2/${contract.toUpperCase().replace("0X", "0x")}/owners_list?limit=3&offset=${o}&sortDirection=SORT_DIRECTION_ASC`,
+            )
+          ).owner as Json[],
+      );
+      assert.deepEqual(asc, [...expected].reverse(), key);
+      for (const o of desc) assert.ok(!isBurnAddress(o.address as Address));
+    }
+  });
+
+  test("an unknown collection has no owners", async () => {
+    const body = await ok(`/collections/v1beta2/0x${"ab".repeat(20)}/owners_list`);
+    assert.deepEqual(body, { owner: [], nextPageToken: "" });
+  });
+});
+
+describe("time series", () => {
+  const PAIRS = [
+    ["DURATION_1_HOUR", "GROUP_BY_PERIOD_15_MINUTES", 3600, 900],
+    ["DURATION_1_HOUR", "GROUP_BY_PERIOD_1_HOUR", 3600, 3600],
+    ["DURATION_1_DAY", "GROUP_BY_PERIOD_15_MINUTES", DAY, 900],
+    ["DURATION_1_DAY", "GROUP_BY_PERIOD_1_HOUR", DAY, 3600],
+    ["DURATION_1_DAY", "GROUP_BY_PERIOD_1_DAY", DAY, DAY],
+    ["DURATION_7_DAYS", "GROUP_BY_PERIOD_15_MINUTES", 7 * DAY, 900],
+    ["DURATION_7_DAYS", "GROUP_BY_PERIOD_1_HOUR", 7 * DAY, 3600],
+    ["DURATION_7_DAYS", "GROUP_BY_PERIOD_1_DAY", 7 * DAY, DAY],
+    ["DURATION_30_DAYS", "GROUP_BY_PERIOD_15_MINUTES", 30 * DAY, 900],
+    ["DURATION_30_DAYS", "GROUP_BY_PERIOD_1_HOUR", 30 * DAY, 3600],
+    ["DURATION_30_DAYS", "GROUP_BY_PERIOD_1_DAY", 30 * DAY, DAY],
+    ["DURATION_365_DAYS", "GROUP_BY_PERIOD_1_HOUR", 365 * DAY, 3600],
+    ["DURATION_365_DAYS", "GROUP_BY_PERIOD_1_DAY", 365 * DAY, DAY],
+  ] as const;
+
+  async function fourSeries(contract: string, duration: string, period: string, query = "") {
+    const path = (kind: string) => `/collections/v1beta2/${contract}/${kind}/${duration}/${period}${query}`;
+    const [supply, owners, prices, volume] = await Promise.all(
+      ["supply", "owners_count", "prices", "sales_volume"].map(
+        async (kind) => (await ok(path(kind))).dataPoints as Json[],
+      ),
+    );
+    return { supply: supply ?? [], owners: owners ?? [], prices: prices ?? [], volume: volume ?? [] };
+  }
+
+  test("every duration and period: the exact grid, zero padding, and the events of each bucket", async () => {
+    const contract = lower(f.history.contracts.erc721.address);
+    const transfers = await transferEvents(f.sql, API_CHAIN_ID, contract);
+    const sales = await saleEvents(f.sql, API_CHAIN_ID, contract);
+    // The end of the history's busiest day with sales, so that short windows hold sales too.
+    const lastSale = sales.at(-1);
+    assert.ok(lastSale);
+    const timestampLt = Math.floor(lastSale.time / DAY) * DAY + DAY;
+    for (const [duration, period, durationSeconds, periodSeconds] of PAIRS) {
+      const series = await fourSeries(contract, duration, period, `?timestampLt=${iso(timestampLt)}`);
+      const points = durationSeconds / periodSeconds;
+      const start = timestampLt - durationSeconds;
+      const expected = expectedSeries(transfers, sales, {
+        start,
+        period: periodSeconds,
+        points,
+        end: timestampLt,
+        now: Date.now() / 1000,
+      });
+      const stamps = expected.map((p) => iso(p.start));
+      for (const s of Object.values(series)) {
+        assert.deepEqual(
+          s.map((p) => p.timestamp),
+          stamps,
+          `${duration} ${period}: one point per bucket, identical across the four`,
+        );
+      }
+      let totalMinted = 0n;
+      let totalBurned = 0n;
+      const want = expected.map((p) => {
+        totalMinted += p.minted;
+        totalBurned += p.burned;
+        return {
+          supply: {
+            timestamp: iso(p.start),
+            minted: `${p.minted}`,
+            burned: `${p.burned}`,
+            totalMinted: `${totalMinted}`,
+            totalBurned: `${totalBurned}`,
+          },
+          owners: { timestamp: iso(p.start), count: `${p.holders}` },
+          prices: {
+            timestamp: iso(p.start),
+            min: formatNative(p.min),
+            max: formatNative(p.max),
+            avg: p.units === 0n ? "0" : formatNative(p.volume / p.units),
+          },
+          volume: { timestamp: iso(p.start), quantity: `${p.units}`, volume: formatNative(p.volume) },
+        };
+      });
+      assert.deepEqual(
+        series.supply,
+        want.map((w) => w.supply),
+        `${duration} ${period} supply`,
+      );
+      assert.deepEqual(
+        series.owners,
+        want.map((w) => w.owners),
+        `${duration} ${period} owners`,
+      );
+      assert.deepEqual(
+        series.prices,
+        want.map((w) => w.prices),
+        `${duration} ${period} prices`,
+      );
+      assert.deepEqual(
+        series.volume,
+        want.map((w) => w.volume),
+        `${duration} ${period} volume`,
+      );
+    }
+    // The window's sales are all there: the 365-day daily series sums to every sale.
+    const year = await fourSeries(
+      contract,
+      "DURATION_365_DAYS",
+      "GROUP_BY_PERIOD_1_DAY",
+      `?timestampLt=${iso(timestampLt)}`,
+    );
+    assert.equal(
+      year.volume.reduce((a, p) => a + BigInt(p.quantity as string), 0n),
+      sales.reduce((a, s) => a + s.quantity, 0n),
+    );
+  });
+
+  test("without timestampLt the window ends at the start of the current UTC day", async () => {
+    const contract = lower(f.history.contracts.erc1155.address);
+    const today = Math.floor(Date.now() / 1000 / DAY) * DAY;
+    const series = await fourSeries(contract, "DURATION_7_DAYS", "GROUP_BY_PERIOD_1_DAY");
+    assert.deepEqual(
+      series.supply.map((p) => p.timestamp),
+      Array.from({ length: 7 }, (_, i) => iso(today - (7 - i) * DAY)),
+    );
+  });
+
+  test("buckets ending in the future carry the current holder count", async () => {
+    const contract = lower(f.history.contracts.erc721.address);
+    const current = holdings(await transferEvents(f.sql, API_CHAIN_ID, contract)).size;
+    const future = Math.floor(Date.now() / 1000 / DAY) * DAY + 3 * DAY;
+    const owners = (
+      await ok(
+        `/collections/v1beta2/${contract}/owners_count/DURATION_1_DAY/GROUP_BY_PERIOD_1_HOUR?timestampLt=${iso(future)}`,
+      )
+    ).dataPoints as Json[];
+    assert.equal(owners.length, 24);
+    for (const p of owners) assert.equal(p.count, String(current));
+  });
+
+  test("an unknown collection gets zero-padded points", async () => {
+    const contract = `0x${"cd".repeat(20)}`;
+    const series = await fourSeries(contract, "DURATION_1_DAY", "GROUP_BY_PERIOD_1_HOUR");
+    assert.equal(series.volume.length, 24);
+    for (const p of series.prices) assert.deepEqual([p.min, p.max, p.avg], ["0", "0", "0"]);
+    for (const p of series.owners) assert.equal(p.count, "0");
+  });
+});
+
+describe("NFT details and raw metadata", () => {
+  test("each sold token's last sale with its price breakdown", async () => {
+    const rows = await f.sql<
+      {
+        contract: Uint8Array;
+        token_id: string;
+        tx_hash: Uint8Array;
+        block_number: string;
+        log_index: number;
+        seq: number;
+        total_native: string;
+        native_paid: string;
+        fungible_paid: string;
+        attributed_by: string;
+        total_usd: string | null;
+      }[]
+    >`
+      SELECT DISTINCT ON (s.contract, s.token_id) contract, token_id::text, tx_hash, block_number::text, log_index, seq,
+             total_native::text, native_paid::text, fungible_paid::text, attributed_by, total_usd::text
+      FROM sales s WHERE chain_id = ${API_CHAIN_ID} AND kind = 'sale'
+      -- Qualified: the bare names would order by the text columns selected above.
+      ORDER BY s.contract, s.token_id, s.block_number DESC, s.log_index DESC, s.seq DESC`;
+    assert.ok(rows.length > 20);
+    let withUsd = 0;
+    let withTokens = 0;
+    for (const row of rows.slice(0, 60)) {
+      const contract = `0x${Buffer.from(row.contract).toString("hex")}`;
+      const body = await ok(`/foundational/v1beta2/nfts/${contract}/${row.token_id}/details`);
+      const sale = body.lastSale as {
+        blockchainEvent: Json;
+        recipientPaid: Json & { fungibleTotals: Json[] };
+      };
+      assert.deepEqual(sale.blockchainEvent, {
+        txHash: `0x${Buffer.from(row.tx_hash).toString("hex")}`,
+        logIndex: String(row.log_index),
+        seqIndex: String(row.seq),
+        blockNumber: row.block_number,
+        blockTimestamp: sale.blockchainEvent.blockTimestamp,
+      });
+      const block = await rpc<{ timestamp: string }>("eth_getBlockByNumber", [
+        `0x${BigInt(row.block_number).toString(16)}`,
+        false,
+      ]);
+      assert.equal(sale.blockchainEvent.blockTimestamp, iso(Number(BigInt(block.timestamp))));
+      const paid = sale.recipientPaid;
+      assert.equal(paid.totalNative, formatNative(BigInt(row.total_native)));
+      assert.equal(paid.nativeTransfersTotal, formatNative(BigInt(row.native_paid)));
+      assert.equal(paid.fungibleTransfersTotal, formatNative(BigInt(row.fungible_paid)));
+      assert.equal(paid.attributedBy, row.attributed_by);
+      if (row.total_usd === null) assert.equal(paid.totalUsd, "");
+      else {
+        withUsd++;
+        assert.match(paid.totalUsd as string, /^[0-9]+(\.[0-9]*[1-9])?$/);
+      }
+      if (paid.fungibleTotals.length > 0) withTokens++;
+      for (const t of paid.fungibleTotals) {
+        assert.match(t.contractAddress as string, /^0x[0-9a-f]{40}$/);
+        assert.match(t.totalNormalized as string, /^[0-9]+(\.[0-9]*[1-9])?$/);
+      }
+    }
+    assert.ok(withUsd > 0, "some sales are priced in USD");
+    assert.ok(withTokens > 0, "some sales are paid in ERC-20 tokens");
+  });
+
+  test("a minted token: its mint, supply and holders; lastSale null when never sold; an unknown token: 404", async () => {
+    const contract = lower(f.history.contracts.erc1155.address);
+    const transfers = await transferEvents(f.sql, API_CHAIN_ID, contract);
+    const first = transfers.find((t) => isBurnAddress(t.from));
+    assert.ok(first);
+    const mine = transfers.filter((t) => t.tokenId === first.tokenId);
+    const held = holdings(mine);
+    const body = await ok(`/foundational/v1beta2/nfts/${contract}/${first.tokenId}/details`);
+    const nft = body.nft as Json & { mintEvent: Json };
+    assert.equal(nft.contractAddress, contract);
+    assert.equal(nft.tokenId, String(first.tokenId));
+    assert.equal(nft.type, "TYPE_ERC1155");
+    assert.equal(nft.mintEvent.blockTimestamp, iso(first.time));
+    assert.deepEqual(body.metrics, {
+      quantity: String([...held.values()].reduce((a, b) => a + b, 0n)),
+      ownerCount: String(held.size),
+    });
+    assert.equal(nft.metadata, null);
+    // A token never sold has lastSale null.
+    const [unsold] = await f.sql<{ token_id: string }[]>`
+      SELECT t.token_id::text FROM tokens t
+      WHERE t.chain_id = ${API_CHAIN_ID} AND t.contract = ${Buffer.from(contract.slice(2), "hex")}
+        AND NOT EXISTS (SELECT 1 FROM sales s WHERE s.chain_id = t.chain_id AND s.contract = t.contract
+                          AND s.token_id = t.token_id AND s.kind = 'sale')
+      LIMIT 1`;
+    assert.ok(unsold);
+    const unsoldBody = await ok(`/foundational/v1beta2/nfts/${contract}/${unsold.token_id}/details`);
+    assert.equal(unsoldBody.lastSale, null);
+    const missing = await f.rest(`/foundational/v1beta2/nfts/${contract}/987654321987654321/details`);
+    assert.equal(missing.status, 404);
+    assert.deepEqual((missing.body as Json).code, 5);
+    const missingRaw = await f.rest(`/foundational/v1beta2/nfts/${contract}/987654321987654321/raw_metadata`);
+    assert.equal(missingRaw.status, 404);
+  });
+
+  test("raw metadata: the stored document exactly, indexedAt with six fractional digits; null before any fetch", async () => {
+    const contract = lower(f.history.contracts.erc721.address);
+    const [token] = await f.sql<{ token_id: string }[]>`
+      SELECT token_id::text FROM tokens WHERE chain_id = ${API_CHAIN_ID} AND contract = ${Buffer.from(contract.slice(2), "hex")}
+      ORDER BY token_id LIMIT 1`;
+    assert.ok(token);
+    const path = `/foundational/v1beta2/nfts/${contract}/${token.token_id}/raw_metadata`;
+    assert.deepEqual(await ok(path), { metadata: null });
+    const raw =
+      '{"name": "Ape #1",\n "image": "ipfs://bafy/1.png", "attributes": [{"trait_type":"Fur","value":"Gold"}]}';
+    await f.sql`
+      INSERT INTO token_metadata (chain_id, contract, token_id, status, uri, mime_type, raw, fetched_at, name, image_uri_original)
+      VALUES (${API_CHAIN_ID}, ${Buffer.from(contract.slice(2), "hex")}, ${token.token_id}::numeric, 'ok', 'ipfs://bafy/1.json',
+              'application/json', ${raw}, '2026-03-04T05:06:07.000890Z', 'Ape #1', 'ipfs://bafy/1.png')`;
+    // Answers are cached until the data version moves, which the document's fetch time is part of.
+    const deadline = Date.now() + 5_000;
+    while ((await ok(path)).metadata === null && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 50));
+    assert.deepEqual(await ok(path), { metadata: { raw, indexedAt: "2026-03-04T05:06:07.000890Z" } });
+    const details = await ok(`/foundational/v1beta2/nfts/${contract}/${token.token_id}/details`);
+    assert.deepEqual((details.nft as Json).metadata, {
+      metadataUri: { uri: "ipfs://bafy/1.json", mimeType: "application/json" },
+      name: "Ape #1",
+      description: "",
+      image: { uri: "", uriOriginal: "ipfs://bafy/1.png", mimeType: "" },
+    });
+  });
+});
+
+describe("gRPC", () => {
+  /** A gRPC answer as JSON: proto-loader's synthetic oneof keys of optional fields dropped. */
+  function plain(value: unknown): unknown {
+    if (Array.isArray(value)) return value.map(plain);
+    if (value === null || typeof value !== "object") return value;
+    return Object.fromEntries(
+      Object.entries(value)
+        .filter(([k]) => !k.startsWith("_"))
+        .map(([k, v]) => [k, plain(v)]),
+    );
+  }
+
+  test("every operation answers as over REST, from a client built from the published .proto", async () => {
+    const c = lower(f.history.contracts.erc721.address);
+    const [sold] = await f.sql<{ token_id: string }[]>`
+      SELECT token_id::text FROM sales WHERE chain_id = ${API_CHAIN_ID} AND contract = ${Buffer.from(c.slice(2), "hex")}
+        AND kind = 'sale' LIMIT 1`;
+    assert.ok(sold);
+    const cases: [
+      service: "FoundationalService" | "CollectionsService",
+      method: string,
+      request: Json,
+      path: string,
+    ][] = [
+      [
+        "FoundationalService",
+        "ListContracts",
+        { limit: 5, offset: 2, sortDirection: "SORT_DIRECTION_DESC" },
+        "/foundational/v1beta2/contracts?limit=5&offset=2&sortDirection=SORT_DIRECTION_DESC",
+      ],
+      [
+        "FoundationalService",
+        "ListContracts",
+        { contractTypes: ["TYPE_ERC721"] },
+        "/foundational/v1beta2/contracts?contractTypes=TYPE_ERC721",
+      ],
+      [
+        "FoundationalService",
+        "GetNftDetails",
+        { contractAddress: c, tokenId: sold.token_id },
+        `/foundational/v1beta2/nfts/${c}/${sold.token_id}/details`,
+      ],
+      [
+        "FoundationalService",
+        "GetNftRawMetadata",
+        { contractAddress: c, tokenId: sold.token_id },
+        `/foundational/v1beta2/nfts/${c}/${sold.token_id}/raw_metadata`,
+      ],
+      [
+        "CollectionsService",
+        "GetTopCollections",
+        { metric: "METRIC_AVG_PRICE", duration: "DURATION_365_DAYS", limit: 3 },
+        "/collections/v1beta2/top/METRIC_AVG_PRICE/DURATION_365_DAYS?limit=3",
+      ],
+      [
+        "CollectionsService",
+        "GetTopCollections",
+        { metric: "METRIC_SALES_QUANTITY", duration: "DURATION_30_DAYS" },
+        "/collections/v1beta2/top/METRIC_SALES_QUANTITY/DURATION_30_DAYS",
+      ],
+      [
+        "CollectionsService",
+        "ListCollectionOwners",
+        { contractAddress: c, limit: 4, sortDirection: "SORT_DIRECTION_ASC" },
+        `/collections/v1beta2/${c}/owners_list?limit=4&sortDirection=SORT_DIRECTION_ASC`,
+      ],
+      [
+        "CollectionsService",
+        "GetSupply",
+        { contractAddress: c, duration: "DURATION_30_DAYS", groupByPeriod: "GROUP_BY_PERIOD_1_DAY" },
+        `/collections/v1beta2/${c}/supply/DURATION_30_DAYS/GROUP_BY_PERIOD_1_DAY`,
+      ],
+      [
+        "CollectionsService",
+        "GetOwnersCount",
+        {
+          contractAddress: c,
+          duration: "DURATION_7_DAYS",
+          groupByPeriod: "GROUP_BY_PERIOD_1_HOUR",
+          timestampLt: "2030-01-01T00:00:00Z",
+        },
+        `/collections/v1beta2/${c}/owners_count/DURATION_7_DAYS/GROUP_BY_PERIOD_1_HOUR?timestampLt=2030-01-01T00:00:00Z`,
+      ],
+      [
+        "CollectionsService",
+        "GetPrices",
+        { contractAddress: c, duration: "DURATION_30_DAYS", groupByPeriod: "GROUP_BY_PERIOD_1_DAY" },
+        `/collections/v1beta2/${c}/prices/DURATION_30_DAYS/GROUP_BY_PERIOD_1_DAY`,
+      ],
+      [
+        "CollectionsService",
+        "GetSalesVolume",
+        { contractAddress: c, duration: "DURATION_30_DAYS", groupByPeriod: "GROUP_BY_PERIOD_1_DAY" },
+        `/collections/v1beta2/${c}/sales_volume/DURATION_30_DAYS/GROUP_BY_PERIOD_1_DAY`,
+      ],
+    ];
+    for (const [service, method, request, path] of cases) {
+      const answer = await f.grpc(service, method, request);
+      assert.equal(answer.error, null, `${method}: ${answer.error?.message}`);
+      assert.deepEqual(plain(answer.response), await ok(path), method);
+    }
+  });
+
+  test("errors carry the same codes and messages as over REST", async () => {
+    const cases: [
+      service: "FoundationalService" | "CollectionsService",
+      method: string,
+      request: Json,
+      path: string,
+    ][] = [
+      [
+        "FoundationalService",
+        "GetNftDetails",
+        { contractAddress: "0x12", tokenId: "1" },
+        "/foundational/v1beta2/nfts/0x12/1/details",
+      ],
+      [
+        "FoundationalService",
+        "GetNftDetails",
+        { contractAddress: `0x${"11".repeat(20)}`, tokenId: "5" },
+        `/foundational/v1beta2/nfts/0x${"11".repeat(20)}/5/details`,
+      ],
+      ["FoundationalService", "ListContracts", { limit: 501 }, "/foundational/v1beta2/contracts?limit=501"],
+      [
+        "FoundationalService",
+        "ListContracts",
+        { blockTimestampGt: "yesterday" },
+        "/foundational/v1beta2/contracts?blockTimestampGt=yesterday",
+      ],
+      [
+        "CollectionsService",
+        "GetTopCollections",
+        { metric: "METRIC_UNSPECIFIED", duration: "DURATION_1_DAY" },
+        "/collections/v1beta2/top/METRIC_UNSPECIFIED/DURATION_1_DAY",
+      ],
+      [
+        "CollectionsService",
+        "GetSupply",
+        {
+          contractAddress: `0x${"11".repeat(20)}`,
+          duration: "DURATION_365_DAYS",
+          groupByPeriod: "GROUP_BY_PERIOD_15_MINUTES",
+        },
+        `/collections/v1beta2/0x${"11".repeat(20)}/supply/DURATION_365_DAYS/GROUP_BY_PERIOD_15_MINUTES`,
+      ],
+    ];
+    for (const [service, method, request, path] of cases) {
+      const grpcAnswer = await f.grpc(service, method, request);
+      const restAnswer = await f.rest(path);
+      const body = restAnswer.body as { code: number; message: string; details: unknown[] };
+      assert.ok(grpcAnswer.error, method);
+      assert.equal(grpcAnswer.error.code, body.code, `${method}: ${grpcAnswer.error.message}`);
+      assert.equal(grpcAnswer.error.details, body.message);
+      assert.deepEqual(body.details, []);
+      assert.equal(restAnswer.status, body.code === 5 ? 404 : 400);
+    }
+  });
+});

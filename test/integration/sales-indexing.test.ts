@@ -1,0 +1,233 @@
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import type { Address } from "../../src/core/hex.ts";
+import { type Anvil, startAnvil } from "../../src/devchain/anvil.ts";
+import { loadArtifact } from "../../src/devchain/artifacts.ts";
+import { connectDevChain, deployArtifact, devAddress, sendContractTx } from "../../src/devchain/deploy.ts";
+import { formatScaled } from "../../src/sales/price.ts";
+import { createTestDatabase, stopTestServer, type TestDatabase } from "../support/database.ts";
+import { indexUntil } from "../support/indexing.ts";
+import { type ExpectedTrade, playSaleScenarios, type SaleScenarioWorld } from "../support/sale-scenarios.ts";
+
+/**
+ * The sale scenarios indexed by the real indexer: every trade stored exactly as the scenario says,
+ * with its payments, flags and buckets. Attribution alone is checked in sales-scenarios.test.ts.
+ */
+
+const CHAIN_ID = 31337;
+let anvil: Anvil;
+let world: SaleScenarioWorld;
+let db: TestDatabase;
+let feed: Address;
+/** 2,500 USDC per ETH: 5,000,000 USDC against 2,000 WETH. */
+const USDC_RESERVE = 5_000_000n * 10n ** 6n;
+const WETH_RESERVE = 2_000n * 10n ** 18n;
+
+interface StoredSale {
+  kind: string;
+  contract: string;
+  token_id: string;
+  seller: string;
+  buyer: string;
+  quantity: string;
+  native_paid: string;
+  fungible_paid: string;
+  total_native: string;
+  attributed_by: string;
+  flags: string[];
+  market: string;
+  payments: { token: string; amount: string; native_value: string | null }[] | null;
+}
+
+async function storedSalesOf(txHash: string): Promise<StoredSale[]> {
+  return db.sql<StoredSale[]>`
+    SELECT s.kind, '0x' || encode(s.contract, 'hex') AS contract, s.token_id, '0x' || encode(s.seller, 'hex') AS seller,
+           '0x' || encode(s.buyer, 'hex') AS buyer, s.quantity, s.native_paid, s.fungible_paid, s.total_native,
+           s.attributed_by, s.flags, s.market,
+           (SELECT json_agg(json_build_object('token', '0x' || encode(p.token, 'hex'), 'amount', p.amount::text,
+                                              'native_value', p.native_value::text) ORDER BY p.token)
+            FROM sale_payments p
+            WHERE p.chain_id = s.chain_id AND p.contract = s.contract AND p.block_number = s.block_number
+              AND p.log_index = s.log_index AND p.seq = s.seq AND p.seller = s.seller) AS payments
+    FROM sales s WHERE s.chain_id = ${CHAIN_ID} AND s.tx_hash = decode(${txHash.slice(2)}, 'hex')
+    ORDER BY s.log_index, s.seq, s.seller`;
+}
+
+function asStored(e: ExpectedTrade) {
+  return {
+    kind: e.kind,
+    contract: e.contract,
+    token_id: e.tokenId.toString(),
+    seller: e.seller,
+    buyer: e.buyer,
+    quantity: e.quantity.toString(),
+    native_paid: e.native.toString(),
+    attributed_by: e.attributedBy,
+    payments:
+      e.fungible.length === 0
+        ? null
+        : e.fungible.map((f) => ({ token: f.token, amount: f.amount.toString() })),
+  };
+}
+
+describe("sales stored by the indexer", () => {
+  before(async () => {
+    anvil = await startAnvil({ chainId: CHAIN_ID });
+    const chain = connectDevChain(anvil.url);
+    // A price feed logging a USDC/WETH pair's reserves before any sale, from an account the
+    // scenarios do not use: which token is which is the indexer's configuration, given below.
+    const feeder = devAddress(9);
+    feed = (await deployArtifact(chain, "TestPriceFeedPair", [], { from: feeder })).address;
+    await sendContractTx(chain, {
+      address: feed,
+      abi: loadArtifact("TestPriceFeedPair").abi,
+      functionName: "sync",
+      args: [USDC_RESERVE, WETH_RESERVE],
+      from: feeder,
+    });
+    world = await playSaleScenarios(chain);
+    db = await createTestDatabase();
+    const response = await fetch(anvil.url, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_blockNumber", params: [] }),
+    });
+    const head = Number(((await response.json()) as { result: string }).result);
+    await indexUntil({
+      sql: db.sql,
+      rpcUrl: anvil.url,
+      chainId: CHAIN_ID,
+      untilBlock: head,
+      nativePegged: [world.contracts.weth, world.contracts.pool],
+      pricing: {
+        pools: [
+          {
+            address: feed,
+            kind: "v2",
+            token0: world.contracts.usdc,
+            token1: world.contracts.weth,
+            decimals0: 6,
+            decimals1: 18,
+          },
+        ],
+        usdTokens: [{ address: world.contracts.usdc, symbol: "USDC", decimals: 6 }],
+      },
+    });
+  });
+  after(async () => {
+    await db?.close();
+    await anvil?.stop();
+    await stopTestServer();
+  });
+
+  test("every scenario's trades are stored as the scenario says, to the wei", async () => {
+    const checked: string[] = [];
+    for (const scenario of world.scenarios) {
+      const stored = await storedSalesOf(scenario.txHash);
+      const sorted = [...scenario.expected].sort((a, b) =>
+        a.tokenId === b.tokenId ? a.contract.localeCompare(b.contract) : a.tokenId < b.tokenId ? -1 : 1,
+      );
+      const actual = stored
+        .map(
+          ({ kind, contract, token_id, seller, buyer, quantity, native_paid, attributed_by, payments }) => ({
+            kind,
+            contract,
+            token_id,
+            seller,
+            buyer,
+            quantity,
+            native_paid,
+            attributed_by,
+            payments: payments?.map(({ token, amount }) => ({ token, amount })) ?? null,
+          }),
+        )
+        .sort((a, b) =>
+          a.token_id === b.token_id
+            ? a.contract.localeCompare(b.contract)
+            : BigInt(a.token_id) < BigInt(b.token_id)
+              ? -1
+              : 1,
+        );
+      assert.deepEqual(actual, sorted.map(asStored), scenario.name);
+      checked.push(scenario.name);
+    }
+    assert.ok(checked.length >= 18, `the scenarios were checked (${checked.length})`);
+  });
+
+  test("a stablecoin payment is converted at its pool's reserves, and every sale carries its USD value", async () => {
+    const { usdc } = world.contracts;
+    const rows = await db.sql<{ amount: string; native_value: string | null; flags: string[] }[]>`
+      SELECT p.amount::text, p.native_value::text, s.flags
+      FROM sale_payments p JOIN sales s USING (chain_id, contract, block_number, log_index, seq, seller)
+      WHERE p.token = decode(${usdc.slice(2)}, 'hex')`;
+    assert.ok(rows.length > 0, "a sale was paid in the stablecoin");
+    for (const r of rows) {
+      assert.equal(
+        BigInt(r.native_value ?? -1),
+        (BigInt(r.amount) * WETH_RESERVE) / USDC_RESERVE,
+        "wei, rounded down",
+      );
+      assert.ok(!r.flags.includes("unpriced"));
+    }
+    const sales = await db.sql<{ total_native: string; total_usd: string | null }[]>`
+      SELECT total_native::text, total_usd::text FROM sales WHERE kind = 'sale'`;
+    assert.ok(sales.length > 10);
+    for (const s of sales) {
+      // USD = wei × 2,500 / 10^18, exact to 10^-18 USD, rounded down.
+      const scaled = (BigInt(s.total_native) * USDC_RESERVE * 10n ** 18n) / (WETH_RESERVE * 10n ** 6n);
+      assert.equal(s.total_usd, formatScaled(scaled, 18n), `USD of ${s.total_native} wei`);
+    }
+    const [stored] = await db.sql<{ n: string }[]>`
+      SELECT count(*) AS n FROM pool_states WHERE pool = decode(${feed.slice(2)}, 'hex') AND reserve0 = ${USDC_RESERVE.toString()}`;
+    assert.equal(stored?.n, "1", "the pool's state is stored");
+  });
+
+  test("payments in the wrapped coin and the pegged pool count 1:1", async () => {
+    const { weth, pool } = world.contracts;
+    const rows = await db.sql<
+      { token: string; amount: string; native_value: string | null; flags: string[] }[]
+    >`
+      SELECT '0x' || encode(p.token, 'hex') AS token, p.amount::text, p.native_value::text, s.flags
+      FROM sale_payments p JOIN sales s USING (chain_id, contract, block_number, log_index, seq, seller)`;
+    const byToken = (token: Address) => rows.filter((r) => r.token === token);
+    assert.ok(byToken(weth).length > 0 && byToken(pool).length > 0);
+    for (const r of [...byToken(weth), ...byToken(pool)]) {
+      assert.equal(r.native_value, r.amount);
+      assert.ok(!r.flags.includes("unpriced"));
+    }
+    const [totals] = await db.sql<{ bad: string }[]>`
+      SELECT count(*) AS bad FROM sales WHERE total_native <> native_paid + fungible_paid`;
+    assert.equal(totals?.bad, "0", "every total is its native part plus its converted part");
+  });
+
+  test("the second leg of a wash pair is flagged, the first is not", async () => {
+    const first = world.scenarios.find((s) => s.name === "9 wash pair, first leg");
+    const second = world.scenarios.find((s) => s.name === "9 wash pair, second leg");
+    assert.ok(first && second);
+    const [a] = await storedSalesOf(first.txHash);
+    const [b] = await storedSalesOf(second.txHash);
+    assert.deepEqual(a?.flags, []);
+    assert.deepEqual(b?.flags, ["wash"]);
+  });
+
+  test("the buckets hold every sale: count, units, volume and the extreme unit prices", async () => {
+    const rows = await db.sql<{ contract: string; ok: boolean }[]>`
+      WITH expected AS (
+        SELECT contract, date_bin('15 minutes', block_time, TIMESTAMPTZ 'epoch') AS bucket_start, count(*) AS n,
+               sum(quantity) AS u, sum(total_native) AS v, min(trunc(total_native / quantity)) AS lo,
+               max(trunc(total_native / quantity)) AS hi
+        FROM sales WHERE kind = 'sale' GROUP BY 1, 2)
+      SELECT '0x' || encode(e.contract, 'hex') AS contract,
+             (b.sales = e.n AND b.sold_units = e.u AND b.volume = e.v AND b.min_unit_price = e.lo
+              AND b.max_unit_price = e.hi) AS ok
+      FROM expected e LEFT JOIN collection_buckets b
+        ON b.contract = e.contract AND b.bucket_start = e.bucket_start AND b.chain_id = ${CHAIN_ID}`;
+    assert.ok(rows.length > 0);
+    for (const r of rows) assert.equal(r.ok, true, `bucket of ${r.contract}`);
+    const [unsold] = await db.sql<{ n: string }[]>`
+      SELECT count(*) AS n FROM collection_buckets b WHERE sales > 0 AND NOT EXISTS (
+        SELECT 1 FROM sales s WHERE s.kind = 'sale' AND s.contract = b.contract
+          AND date_bin('15 minutes', s.block_time, TIMESTAMPTZ 'epoch') = b.bucket_start)`;
+    assert.equal(unsold?.n, "0");
+  });
+});

@@ -1,0 +1,150 @@
+import assert from "node:assert/strict";
+import { X509Certificate } from "node:crypto";
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, test } from "node:test";
+import { loadTls } from "../../src/api/tls.ts";
+import { API_DEFAULTS, parseApiConfig, parseApiPoolConfig } from "../../src/config/api-config.ts";
+import { ConfigError } from "../../src/config/config.ts";
+import { UserFacingError } from "../../src/core/errors.ts";
+
+const problems = (fn: () => unknown): string[] => {
+  try {
+    fn();
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+  assert.fail("no configuration error");
+};
+
+describe("API configuration", () => {
+  test("defaults: each chain takes the next ports from 8080 and 50051, in the order given", () => {
+    const config = parseApiConfig({}, {}, ["ethereum", "polygon", "optimism"]);
+    assert.deepEqual(config.listeners, [
+      { name: "ethereum", restPort: 8080, grpcPort: 50051 },
+      { name: "polygon", restPort: 8081, grpcPort: 50052 },
+      { name: "optimism", restPort: 8082, grpcPort: 50053 },
+    ]);
+    assert.equal(config.host, API_DEFAULTS.host);
+    assert.equal(config.metricsPort, 9464);
+    assert.equal(config.rateLimit, 30);
+    assert.equal(config.tls, undefined);
+  });
+
+  test("a bare port is the first chain's base, chain=port sets one; flags win over the environment", () => {
+    const config = parseApiConfig(
+      { restPort: ["9000", "polygon=9500"], grpcPort: ["0"], rateLimit: "0", metricsPort: "off" },
+      { MINTLENS_REST_PORT: "7000", MINTLENS_GRPC_PORT: "7100", MINTLENS_HOST: "0.0.0.0" },
+      ["ethereum", "polygon", "optimism"],
+    );
+    assert.deepEqual(
+      config.listeners.map((l) => [l.restPort, l.grpcPort]),
+      [
+        [9000, 0],
+        [9500, 0],
+        [9002, 0],
+      ],
+    );
+    assert.equal(config.host, "0.0.0.0");
+    assert.equal(config.rateLimit, 0);
+    assert.equal(config.metricsPort, undefined);
+  });
+
+  test("every problem at once: bad ports, a port used twice, an unknown chain, half a certificate", () => {
+    const found = problems(() =>
+      parseApiConfig(
+        {
+          restPort: ["70000", "base=9000", "polygon=50051"],
+          metricsPort: "x",
+          rateLimit: "-1",
+          tlsCert: "cert.pem",
+        },
+        {},
+        ["ethereum", "polygon"],
+      ),
+    );
+    for (const expected of [
+      "rest port: 70000 is not a port",
+      "rest port: base is not a configured chain",
+      "polygon rest port: 50051 is also the ethereum grpc port",
+      "metrics port: x is not a port",
+      "rate limit: -1 is not a whole number",
+      "tls: give both --tls-cert and --tls-key",
+    ]) {
+      assert.ok(
+        found.some((p) => p.startsWith(expected)),
+        `${expected} in ${found.join("; ")}`,
+      );
+    }
+  });
+});
+
+describe("the API's connections", () => {
+  test("a pool of 10 whose statements are cancelled after 5 s by default; flags win over the environment", () => {
+    assert.deepEqual(parseApiPoolConfig({}, {}), { poolSize: 10, statementTimeoutMs: 5000 });
+    const env = { MINTLENS_API_POOL_SIZE: "40", MINTLENS_STATEMENT_TIMEOUT_MS: "0" };
+    assert.deepEqual(parseApiPoolConfig({}, env), { poolSize: 40, statementTimeoutMs: 0 });
+    assert.deepEqual(parseApiPoolConfig({ apiPoolSize: "3", statementTimeout: "250" }, env), {
+      poolSize: 3,
+      statementTimeoutMs: 250,
+    });
+  });
+
+  test("every problem at once, each naming its setting", () => {
+    assert.deepEqual(
+      problems(() => parseApiPoolConfig({ apiPoolSize: "0", statementTimeout: "5s" }, {})),
+      [
+        "api pool size: 0 is not a whole number of connections from 1 to 9999",
+        "statement timeout: 5s is not a whole number of milliseconds (0: no limit)",
+      ],
+    );
+    assert.deepEqual(
+      problems(() => parseApiPoolConfig({ statementTimeout: "2147483648" }, {})),
+      ["statement timeout: 2147483648 is not a whole number of milliseconds (0: no limit)"],
+    );
+  });
+});
+
+describe("the gRPC certificate", () => {
+  test("generated once for localhost and 127.0.0.1, its key private, then reused", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "mintlens-tls-"));
+    try {
+      const first = await loadTls(undefined, dir);
+      assert.equal(first.generated, true);
+      const cert = new X509Certificate(first.cert);
+      assert.ok(cert.checkHost("localhost"));
+      assert.ok(cert.checkIP("127.0.0.1"));
+      assert.equal(statSync(first.keyPath).mode & 0o077, 0, "the key is readable by its owner only");
+      const again = await loadTls(undefined, dir);
+      assert.equal(again.generated, false);
+      assert.deepEqual(again.cert, first.cert);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test("configured files are used as they are; a missing one is a clear error", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "mintlens-tls-"));
+    try {
+      const generated = await loadTls(undefined, join(dir, "gen"));
+      writeFileSync(join(dir, "mine.pem"), readFileSync(generated.certPath));
+      writeFileSync(join(dir, "mine.key"), readFileSync(generated.keyPath));
+      const configured = await loadTls(
+        { certPath: join(dir, "mine.pem"), keyPath: join(dir, "mine.key") },
+        join(dir, "unused"),
+      );
+      assert.equal(configured.generated, false);
+      assert.deepEqual(configured.cert, generated.cert);
+      await assert.rejects(
+        loadTls({ certPath: join(dir, "absent.pem"), keyPath: join(dir, "mine.key") }, dir),
+        (error: unknown) =>
+          error instanceof UserFacingError &&
+          /cannot read the TLS certificate .*absent\.pem/.test(error.message),
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
