@@ -7,6 +7,7 @@
  */
 import { join } from "node:path";
 import postgres from "postgres";
+import { errorMessage } from "../../src/core/errors.ts";
 import type { FetchedBatch } from "../../src/indexer/batch.ts";
 import { connectDatabase, type Sql } from "../../src/store/pg/database.ts";
 import { migrate } from "../../src/store/pg/migrate.ts";
@@ -61,7 +62,11 @@ export async function measureStores(options: MeasureOptions): Promise<void> {
     const sql = await connectDatabase(server.url, { max: 4 });
     try {
       // Migrations added since the store was built (indexes, say) are part of what is measured.
-      await migrate(server.url);
+      await migrate(server.url).catch((error: unknown) => {
+        throw new Error(
+          `${store.dir} cannot be brought to the current schema (${errorMessage(error)}): remove it and build it again`,
+        );
+      });
       await restoreStore(sql, store, meta, market, log);
       const facts = await storeFacts(sql, meta);
       log(
