@@ -9,7 +9,7 @@
 import type { Address } from "../../src/core/hex.ts";
 import type { ContractType } from "../../src/core/types.ts";
 import type { FetchedBatch } from "../../src/indexer/batch.ts";
-import { createBatchPipeline, type PreparedBatch } from "../../src/indexer/commit.ts";
+import { type BatchPipeline, createBatchPipeline, type PreparedBatch } from "../../src/indexer/commit.ts";
 import type { EventShape } from "../../src/indexer/decode/shapes.ts";
 import { createProjections } from "../../src/indexer/projections.ts";
 import { ContractRegistry, type Inspection } from "../../src/indexer/registry.ts";
@@ -82,8 +82,34 @@ async function commitChain(
   market: Market,
   chain: SyntheticChain,
 ): Promise<number> {
-  const { chainId, log } = options;
-  const session = openWriteSession(sql, { lockChain: chainId });
+  const { log } = options;
+  const started = performance.now();
+  let reported = started;
+  return commitBatches(sql, {
+    chainId: options.chainId,
+    writer: marketWriter(sql, options.chainId, market),
+    next: () => chain.next(options.batchRows),
+    start: 0,
+    onBatch(batch) {
+      if (performance.now() - reported < 10_000) return;
+      reported = performance.now();
+      const seconds = (reported - started) / 1000;
+      const done = chain.totals.sales;
+      log(
+        `  ${done.toLocaleString("en")} sales, block ${batch.to.toLocaleString("en")} of ` +
+          `${chain.head.toLocaleString("en")}, ${seconds.toFixed(0)} s (${Math.round(done / seconds).toLocaleString("en")} sales/s)`,
+      );
+    },
+  });
+}
+
+/** The contract registry and the batch pipeline of a market's chain, as the indexer makes them. */
+export interface MarketWriter {
+  registry: ContractRegistry;
+  pipeline: BatchPipeline;
+}
+
+export function marketWriter(sql: Sql, chainId: number, market: Market): MarketWriter {
   const inspections = inspectionsOf(market);
   const registry = new ContractRegistry(
     (addresses) => storedContracts(sql, chainId, addresses),
@@ -104,18 +130,43 @@ async function commitChain(
       },
     }),
   });
+  return { registry, pipeline };
+}
+
+export interface CommitOptions {
+  chainId: number;
+  writer: MarketWriter;
+  /** The next batch to commit; undefined at the end. */
+  next: () => FetchedBatch | undefined;
+  /** The first block the store does not hold: the carries are resumed from there. */
+  start: number;
+  /** NFT transfers the store held when its statistics were last gathered. */
+  analyzedAt?: number;
+  /** Called once the carries are resumed, before the first batch. */
+  onResumed?: () => void | Promise<void>;
+  /** Called once each batch is handed to the write (which may still be running). */
+  onBatch?: (batch: FetchedBatch) => void;
+}
+
+/**
+ * Commits batches as the indexer does: each one's contracts classified by the registry, prepared
+ * from the carries of the one before and written in one pipelined transaction holding the chain's
+ * lock while the next is prepared. Returns the number of batches.
+ */
+export async function commitBatches(sql: Sql, options: CommitOptions): Promise<number> {
+  const { chainId } = options;
+  const { registry, pipeline } = options.writer;
+  const session = openWriteSession(sql, { lockChain: chainId });
   let previous: PreparedBatch | undefined;
   let writing: Promise<void> | undefined;
   let batches = 0;
-  let rows = 0;
-  let analyzedAt = 10_000;
-  const started = performance.now();
-  let reported = started;
+  let analyzedAt = Math.max(10_000, options.analyzedAt ?? 0);
+  let rows = options.analyzedAt ?? 0;
   try {
     if (!(await session.ensureLocked())) throw new Error(`another writer holds the lock of chain ${chainId}`);
-    // A fresh chain: the store holds nothing yet, so every carry starts empty.
-    const resumed = await pipeline.resume(0);
-    for (let batch = chain.next(options.batchRows); batch; batch = chain.next(options.batchRows)) {
+    const resumed = await pipeline.resume(options.start);
+    await options.onResumed?.();
+    for (let batch = options.next(); batch; batch = options.next()) {
       batch.contracts = await contractsToCommit(registry, batch);
       const prepared = await pipeline.prepare(batch, previous?.carries ?? resumed);
       await writing;
@@ -131,15 +182,7 @@ async function commitChain(
       writing.catch(() => {});
       previous = prepared;
       batches++;
-      if (performance.now() - reported > 10_000) {
-        reported = performance.now();
-        const seconds = (reported - started) / 1000;
-        const done = chain.totals.sales;
-        log(
-          `  ${done.toLocaleString("en")} sales, block ${batch.to.toLocaleString("en")} of ` +
-            `${chain.head.toLocaleString("en")}, ${seconds.toFixed(0)} s (${Math.round(done / seconds).toLocaleString("en")} sales/s)`,
-        );
-      }
+      options.onBatch?.(batch);
     }
     await writing;
   } finally {
@@ -154,7 +197,7 @@ async function commitChain(
  * event shapes they emitted (a contract is stored when it first emits a transfer, as in a backfill),
  * and those whose inspection is not stored yet are committed with the batch.
  */
-async function contractsToCommit(registry: ContractRegistry, batch: FetchedBatch): Promise<Address[]> {
+export async function contractsToCommit(registry: ContractRegistry, batch: FetchedBatch): Promise<Address[]> {
   const emitted = new Map<Address, Set<EventShape>>();
   const add = (address: Address, shape: EventShape) => {
     const shapes = emitted.get(address);
