@@ -3,7 +3,8 @@
  * `prepareBatch`: what `fetchBatch` would have read and decoded from a node (headers, NFT and
  * ERC-20 transfers, call-traced native movements, each transaction's call, marketplace events,
  * deployments, pool states). Events of the schedule are played in time order against the market's
- * current holders, so every sale is made by a holder of what it sells.
+ * current holders, so every sale is made by a holder of what it sells. The schedule is one list, or
+ * a stream of lists in time order (a large market, a day at a time).
  */
 import { type Address, type Hex, ZERO_ADDRESS } from "../../src/core/hex.ts";
 import type {
@@ -38,6 +39,8 @@ export interface ChainTotals {
   mintTransactions: number;
   transfers: number;
   burns: number;
+  /** Transfers of airdropped spam. */
+  airdrops: number;
   blocks: number;
 }
 
@@ -50,6 +53,7 @@ export class SyntheticChain {
     mintTransactions: 0,
     transfers: 0,
     burns: 0,
+    airdrops: 0,
     blocks: 0,
   };
   readonly head: number;
@@ -70,33 +74,55 @@ export class SyntheticChain {
   private apePerEth = 4000;
   private reserves = { wethUsdc: [0n, 0n] as [bigint, bigint], apeWeth: [0n, 0n] as [bigint, bigint] };
   private batch: Omit<FetchedBatch, "from" | "to" | "requestedTo" | "headers"> = emptyBatch();
+  private schedule: Schedule;
+  private readonly chunks: Iterator<Schedule>;
 
+  /** `until`: Unix seconds of the head block, the market's `now` by default. */
   constructor(
     private readonly market: Market,
-    private readonly schedule: Schedule,
+    schedule: Schedule | Iterator<Schedule>,
+    options: { until?: number } = {},
   ) {
+    this.chunks = "order" in schedule ? [schedule][Symbol.iterator]() : schedule;
+    this.schedule = {
+      count: 0,
+      time: new Float64Array(),
+      kind: new Uint8Array(),
+      subject: new Int32Array(),
+      size: new Int32Array(),
+      order: new Uint32Array(),
+    };
     this.random = new Prng(`${market.seed}:chain`);
     this.owner = new Int32Array(market.size.tokens);
     this.minted = new Int32Array(market.collections.length);
-    this.head = Math.floor((market.now - market.genesisTime) / BLOCK_SECONDS);
+    this.head = Math.floor(((options.until ?? market.now) - market.genesisTime) / BLOCK_SECONDS);
     this.hashSalt = this.random.uint32().toString(16).padStart(8, "0");
     this.movePools();
   }
 
-  /** The next batch, ending after about `rows` NFT transfers on a block boundary; undefined after the head. */
-  next(rows: number): FetchedBatch | undefined {
-    if (this.nextBlock > this.head) return undefined;
+  /**
+   * The next batch, ending after about `rows` NFT transfers on a block boundary, or at block
+   * `last` if that comes first; undefined after the head (or after `last`).
+   */
+  next(rows: number, last = Number.POSITIVE_INFINITY): FetchedBatch | undefined {
+    if (this.nextBlock > Math.min(this.head, last)) return undefined;
     this.batch = emptyBatch();
-    const { schedule } = this;
-    while (this.cursor < schedule.count) {
-      const event = schedule.order[this.cursor] as number;
-      const block = this.blockAt(schedule.time[event] as number);
-      if (this.batch.nft.length >= rows && block !== this.block) break;
+    let ended: "rows" | "last" | "schedule" = "schedule";
+    for (let event = this.peek(); event !== undefined; event = this.peek()) {
+      const block = this.blockAt(this.schedule.time[event] as number);
+      if (block > last) {
+        ended = "last";
+        break;
+      }
+      if (this.batch.nft.length >= rows && block !== this.block) {
+        ended = "rows";
+        break;
+      }
       this.play(event, block);
       this.cursor++;
     }
     const from = this.nextBlock;
-    const to = this.cursor < schedule.count ? this.block : this.head;
+    const to = ended === "rows" ? this.block : ended === "last" ? Math.min(last, this.head) : this.head;
     this.nextBlock = to + 1;
     this.totals.blocks = to + 1;
     const headers: BlockHeader[] = [];
@@ -104,6 +130,27 @@ export class SyntheticChain {
       headers.push(new Header(n, this.market.genesisTime + n * BLOCK_SECONDS, this.hashSalt));
     }
     return { ...this.batch, from, to, requestedTo: to, headers };
+  }
+
+  /** Unix seconds of block `n`. */
+  timeOf(n: number): number {
+    return this.market.genesisTime + n * BLOCK_SECONDS;
+  }
+
+  /** The last block whose time is before `time`. */
+  blockBefore(time: number): number {
+    return Math.ceil((time - this.market.genesisTime) / BLOCK_SECONDS) - 1;
+  }
+
+  /** The next event of the schedule, taking the next list when one is played out. */
+  private peek(): number | undefined {
+    while (this.cursor >= this.schedule.count) {
+      const chunk = this.chunks.next();
+      if (chunk.done) return undefined;
+      this.schedule = chunk.value;
+      this.cursor = 0;
+    }
+    return this.schedule.order[this.cursor];
   }
 
   private blockAt(time: number): number {
@@ -148,6 +195,9 @@ export class SyntheticChain {
         return;
       case EventKind.PoolMove:
         this.movePool(subject);
+        return;
+      case EventKind.Airdrop:
+        this.airdrop(collection, size);
         return;
     }
   }
@@ -202,6 +252,20 @@ export class SyntheticChain {
       }
     }
     this.totals.mintTransactions++;
+  }
+
+  /**
+   * Spam: a unit of one of the collection's few tokens minted to each of `count` wallets drawn from
+   * the whole list, in one transaction. Nobody moves them afterwards, so their holders are not kept.
+   */
+  private airdrop(c: Collection, count: number): void {
+    const { wallets } = this.market;
+    const tx = this.nftTx(c.creator, c.address, 0n);
+    for (let i = 0; i < count; i++) {
+      const to = wallets[this.random.int(0, wallets.length - 1)] as Address;
+      this.nftMove(tx, c, c.firstToken + this.random.int(0, c.supply - 1), ZERO_ADDRESS, to, 1n);
+    }
+    this.totals.airdrops += count;
   }
 
   /** A listing bought, or a sweep of several; the buyer is never one of the sellers. */

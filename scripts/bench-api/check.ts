@@ -66,18 +66,15 @@ export async function checkDataset(
   );
   if (contracts.length < 20) problems.push("the contracts list has fewer than 20 contracts");
 
-  // Rankings end at the last fifteen-minute boundary, as the API's windows do.
-  const to = new Date((now - (now % 900)) * 1000);
   say("top collections (collections ranked, max 20; the leader by each metric; each metric's reader time):");
   let leader: Address | undefined;
   for (const [label, seconds] of WINDOWS) {
-    const from = new Date(to.getTime() - seconds * 1000);
     const leaders: string[] = [];
     const times: string[] = [];
     let ranked = 0;
     for (const metric of METRICS) {
       const [rows, time] = await timed(() =>
-        topCollections(sql, chainId, { from, to, metric, limit: 20, offset: 0 }),
+        topCollections(sql, chainId, { windowSeconds: seconds, metric, limit: 20, offset: 0 }),
       );
       times.push(time);
       ranked = rows.length;

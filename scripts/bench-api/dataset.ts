@@ -1,19 +1,18 @@
 /**
  * Loads the synthetic market into a fresh database the way the indexer writes a chain: each batch
- * of the synthetic chain is classified by the contract registry, prepared by `prepareBatch`
+ * of the synthetic chain is classified by the contract registry, prepared by the batch pipeline
  * (ownership replayed over the stored units, trades attributed and priced at the pools' rates,
- * everything encoded) and committed by `writeBatch` in one pipelined transaction holding the
+ * everything encoded) and committed by its write in one pipelined transaction holding the
  * chain's lock, the next batch prepared while the previous one is written. Every table the API
  * reads is therefore derived by the indexer's own code.
  */
 import type { Address } from "../../src/core/hex.ts";
 import type { ContractType } from "../../src/core/types.ts";
 import type { FetchedBatch } from "../../src/indexer/batch.ts";
-import { type PreparedBatch, prepareBatch, writeBatch } from "../../src/indexer/commit.ts";
+import { type BatchPipeline, createBatchPipeline, type PreparedBatch } from "../../src/indexer/commit.ts";
 import type { EventShape } from "../../src/indexer/decode/shapes.ts";
+import { createProjections } from "../../src/indexer/projections.ts";
 import { ContractRegistry, type Inspection } from "../../src/indexer/registry.ts";
-import { SaleMemory } from "../../src/indexer/sale-memory.ts";
-import { RateBook } from "../../src/rates/convert.ts";
 import { connectDatabase, type Sql } from "../../src/store/pg/database.ts";
 import { migrate } from "../../src/store/pg/migrate.ts";
 import { openWriteSession } from "../../src/store/pg/session.ts";
@@ -83,8 +82,34 @@ async function commitChain(
   market: Market,
   chain: SyntheticChain,
 ): Promise<number> {
-  const { chainId, log } = options;
-  const session = openWriteSession(sql, { lockChain: chainId });
+  const { log } = options;
+  const started = performance.now();
+  let reported = started;
+  return commitBatches(sql, {
+    chainId: options.chainId,
+    writer: marketWriter(sql, options.chainId, market),
+    next: () => chain.next(options.batchRows),
+    start: 0,
+    onBatch(batch) {
+      if (performance.now() - reported < 10_000) return;
+      reported = performance.now();
+      const seconds = (reported - started) / 1000;
+      const done = chain.totals.sales;
+      log(
+        `  ${done.toLocaleString("en")} sales, block ${batch.to.toLocaleString("en")} of ` +
+          `${chain.head.toLocaleString("en")}, ${seconds.toFixed(0)} s (${Math.round(done / seconds).toLocaleString("en")} sales/s)`,
+      );
+    },
+  });
+}
+
+/** The contract registry and the batch pipeline of a market's chain, as the indexer makes them. */
+export interface MarketWriter {
+  registry: ContractRegistry;
+  pipeline: BatchPipeline;
+}
+
+export function marketWriter(sql: Sql, chainId: number, market: Market): MarketWriter {
   const inspections = inspectionsOf(market);
   const registry = new ContractRegistry(
     (addresses) => storedContracts(sql, chainId, addresses),
@@ -94,31 +119,56 @@ async function commitChain(
       return found;
     },
   );
-  const rates = new RateBook({
-    nativePegged: [market.weth.address],
-    pools: [market.pools.wethUsdc, market.pools.apeWeth],
-    usdTokens: market.usdTokens,
+  const pipeline = createBatchPipeline({
+    sql,
+    chainId,
+    projections: createProjections({
+      rates: {
+        nativePegged: [market.weth.address],
+        pools: [market.pools.wethUsdc, market.pools.apeWeth],
+        usdTokens: market.usdTokens,
+      },
+    }),
   });
-  const sales = await SaleMemory.fromStore(sql, chainId);
+  return { registry, pipeline };
+}
+
+export interface CommitOptions {
+  chainId: number;
+  writer: MarketWriter;
+  /** The next batch to commit; undefined at the end. */
+  next: () => FetchedBatch | undefined;
+  /** The first block the store does not hold: the carries are resumed from there. */
+  start: number;
+  /** NFT transfers the store held when its statistics were last gathered. */
+  analyzedAt?: number;
+  /** Called once the carries are resumed, before the first batch. */
+  onResumed?: () => void | Promise<void>;
+  /** Called once each batch is handed to the write (which may still be running). */
+  onBatch?: (batch: FetchedBatch) => void;
+}
+
+/**
+ * Commits batches as the indexer does: each one's contracts classified by the registry, prepared
+ * from the carries of the one before and written in one pipelined transaction holding the chain's
+ * lock while the next is prepared. Returns the number of batches.
+ */
+export async function commitBatches(sql: Sql, options: CommitOptions): Promise<number> {
+  const { chainId } = options;
+  const { registry, pipeline } = options.writer;
+  const session = openWriteSession(sql, { lockChain: chainId });
   let previous: PreparedBatch | undefined;
   let writing: Promise<void> | undefined;
   let batches = 0;
-  let rows = 0;
-  let analyzedAt = 10_000;
-  const started = performance.now();
-  let reported = started;
+  let analyzedAt = Math.max(10_000, options.analyzedAt ?? 0);
+  let rows = options.analyzedAt ?? 0;
   try {
     if (!(await session.ensureLocked())) throw new Error(`another writer holds the lock of chain ${chainId}`);
-    for (let batch = chain.next(options.batchRows); batch; batch = chain.next(options.batchRows)) {
+    const resumed = await pipeline.resume(options.start);
+    await options.onResumed?.();
+    for (let batch = options.next(); batch; batch = options.next()) {
       batch.contracts = await contractsToCommit(registry, batch);
-      const prepared = await prepareBatch(
-        sql,
-        chainId,
-        batch,
-        previous,
-        rates.advance(batch.poolStates),
-        sales,
-      );
+      const prepared = await pipeline.prepare(batch, previous?.carries ?? resumed);
       await writing;
       rows += batch.nft.length;
       if (rows >= 2 * analyzedAt) {
@@ -127,20 +177,12 @@ async function commitChain(
         await sql`ANALYZE`;
         analyzedAt = rows;
       }
-      writing = writeBatch(session, chainId, prepared, registry);
+      writing = pipeline.write(session, prepared, registry);
       // Awaited before the next write or at the end; a failure must not go unhandled meanwhile.
       writing.catch(() => {});
       previous = prepared;
       batches++;
-      if (performance.now() - reported > 10_000) {
-        reported = performance.now();
-        const seconds = (reported - started) / 1000;
-        const done = chain.totals.sales;
-        log(
-          `  ${done.toLocaleString("en")} sales, block ${batch.to.toLocaleString("en")} of ` +
-            `${chain.head.toLocaleString("en")}, ${seconds.toFixed(0)} s (${Math.round(done / seconds).toLocaleString("en")} sales/s)`,
-        );
-      }
+      options.onBatch?.(batch);
     }
     await writing;
   } finally {
@@ -155,7 +197,7 @@ async function commitChain(
  * event shapes they emitted (a contract is stored when it first emits a transfer, as in a backfill),
  * and those whose inspection is not stored yet are committed with the batch.
  */
-async function contractsToCommit(registry: ContractRegistry, batch: FetchedBatch): Promise<Address[]> {
+export async function contractsToCommit(registry: ContractRegistry, batch: FetchedBatch): Promise<Address[]> {
   const emitted = new Map<Address, Set<EventShape>>();
   const add = (address: Address, shape: EventShape) => {
     const shapes = emitted.get(address);

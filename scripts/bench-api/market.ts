@@ -1,7 +1,8 @@
 /**
  * The shape of the synthetic market the API benchmark loads: its collections, wallets, payment
- * tokens and pools, sized from the number of sales. Everything is a pure function of the seed and
- * of the instant the year of history ends at.
+ * tokens and pools, sized from the number of sales. Everything is a pure function of the seed, of
+ * the instant the history ends at and of the optional `MarketShape` (the scale benchmark's
+ * mainnet-like market: two years, a long tail of collections and airdropped spam).
  */
 import type { Address } from "../../src/core/hex.ts";
 import { Prng } from "../../src/demo/prng.ts";
@@ -29,8 +30,29 @@ export function marketSize(sales: number): MarketSize {
   };
 }
 
+/**
+ * What the scale benchmark sets beyond the number of sales; unset, a market is the API benchmark's
+ * (a year, sizes from `marketSize`, a tenth of a plain transfer per sale, no spam).
+ */
+export interface MarketShape {
+  days?: number;
+  /** Traded collections. */
+  collections?: number;
+  /** Tokens of the traded collections. */
+  tokens?: number;
+  wallets?: number;
+  /** Plain transfers (gifts, wallet moves) over the traded collections, spread by `transferSkew`. */
+  plainTransfers?: number;
+  /** Zipf exponent of plain transfers over the collections' ranks. */
+  transferSkew?: number;
+  /** Spam collections beyond the traded ones: ERC-1155 tokens airdropped and never traded. */
+  spamCollections?: number;
+  /** Airdrop transfers over the spam collections. */
+  airdrops?: number;
+}
+
 export interface Collection {
-  /** 0 is the most traded. */
+  /** 0 is the most traded; spam collections come after every traded one. */
   rank: number;
   address: Address;
   name: string;
@@ -41,6 +63,11 @@ export interface Collection {
   /** Index of its first token among all tokens of the market. */
   firstToken: number;
   sales: number;
+  /** Gifts and wallet moves over its trading period. */
+  plainTransfers: number;
+  /** Spam: its tokens are airdropped (`airdrops` transfers) and never traded or moved. */
+  spam: boolean;
+  airdrops: number;
   /** Unix seconds of its deployment; its tokens are minted in the `mintSeconds` after it. */
   deployedAt: number;
   mintSeconds: number;
@@ -61,7 +88,9 @@ export interface PaymentToken {
 export interface Market {
   size: MarketSize;
   seed: string;
-  /** Unix seconds of block 0, an hour before the year of history starts. */
+  /** Days of history. */
+  days: number;
+  /** Unix seconds of block 0, an hour before the history starts. */
   genesisTime: number;
   /** Unix seconds the history ends at: the head block's time is at most this. */
   now: number;
@@ -171,34 +200,48 @@ const NOUNS = [
   "Blobs",
 ];
 
-export function planMarket(sales: number, seed: string, now: number): Market {
-  const size = marketSize(sales);
+/** Plain transfers per sale when the shape does not set them. */
+const TRANSFERS_PER_SALE = 0.1;
+
+export function planMarket(sales: number, seed: string, now: number, shape: MarketShape = {}): Market {
+  const sized = marketSize(sales);
+  const regular = {
+    sales,
+    collections: shape.collections ?? sized.collections,
+    tokens: shape.tokens ?? sized.tokens,
+    wallets: shape.wallets ?? sized.wallets,
+  };
+  const days = shape.days ?? 365;
   const random = new Prng(`${seed}:market`);
   const address = (): Address => {
     let hex = "";
     for (let i = 0; i < 5; i++) hex += random.uint32().toString(16).padStart(8, "0");
     return `0x${hex}`;
   };
-  const start = now - 365 * DAY;
+  const start = now - days * DAY;
   const genesisTime = start - 3600;
 
   // Sales follow a Zipf law over the collections (the top ten hold about half of them); supply
   // is skewed less, as it is in real markets, where the most traded collections are not much larger.
-  const salesShares = shares(size.sales, size.collections, (r) => (r + 1) ** -1.1, 0);
-  const supplyShares = shares(size.tokens, size.collections, (r) => (r + 1) ** -0.7, 10);
+  const salesShares = shares(regular.sales, regular.collections, (r) => (r + 1) ** -1.1, 0);
+  const supplyShares = shares(regular.tokens, regular.collections, (r) => (r + 1) ** -0.7, 10);
+  const transferShares =
+    shape.plainTransfers === undefined
+      ? salesShares.map((n) => Math.round(n * TRANSFERS_PER_SALE))
+      : shares(shape.plainTransfers, regular.collections, (r) => (r + 1) ** -(shape.transferSkew ?? 1), 0);
   // The top 1% launched in the first two weeks; the rest at any time until a month before the end.
-  const early = Math.max(3, Math.round(size.collections / 100));
+  const early = Math.max(3, Math.round(regular.collections / 100));
   let firstToken = 0;
   const collections: Collection[] = [];
-  for (let rank = 0; rank < size.collections; rank++) {
+  for (let rank = 0; rank < regular.collections; rank++) {
     const supply = supplyShares[rank] as number;
     const adjective = ADJECTIVES[rank % ADJECTIVES.length] as string;
     // Every (adjective, noun) pair once, neighbouring ranks with different nouns.
     const noun = NOUNS[(rank + Math.floor(rank / ADJECTIVES.length)) % NOUNS.length] as string;
     const round = Math.floor(rank / (ADJECTIVES.length * NOUNS.length));
     const name = `${adjective} ${noun}${round > 0 ? ` ${round + 1}` : ""}`;
-    const launchWindow = rank < early ? 14 * DAY : 335 * DAY;
-    const popularity = rank < early ? 20 : rank < size.collections / 20 ? 4 : 1;
+    const launchWindow = rank < early ? 14 * DAY : (days - 30) * DAY;
+    const popularity = rank < early ? 20 : rank < regular.collections / 20 ? 4 : 1;
     collections.push({
       rank,
       address: address(),
@@ -208,6 +251,9 @@ export function planMarket(sales: number, seed: string, now: number): Market {
       supply,
       firstToken,
       sales: salesShares[rank] as number,
+      plainTransfers: transferShares[rank] as number,
+      spam: false,
+      airdrops: 0,
       deployedAt: Math.floor(start + random.next() * launchWindow),
       mintSeconds: rank < early ? 3 * DAY : DAY,
       creator: address(),
@@ -216,14 +262,43 @@ export function planMarket(sales: number, seed: string, now: number): Market {
     });
     firstToken += supply;
   }
-  const wallets = Array.from({ length: size.wallets }, address);
+  const wallets = Array.from({ length: regular.wallets }, address);
 
   const weth: PaymentToken = { address: address(), name: "Wrapped Ether", symbol: "WETH", decimals: 18 };
   const ape: PaymentToken = { address: address(), name: "ApeCoin", symbol: "APE", decimals: 18 };
   const usdc: PaymentToken = { address: address(), name: "USD Coin", symbol: "USDC", decimals: 6 };
+  const pools = { wethUsdc: v2Pool(address(), weth, usdc), apeWeth: v2Pool(address(), ape, weth) };
+  const marketplaces = { seaport: address(), blur: address(), desk: address(), feeRecipient: address() };
+  const spam = shape.spamCollections ?? 0;
+  const airdropShares = shares(shape.airdrops ?? 0, spam, (r) => (r + 1) ** -0.8, 0);
+  for (let i = 0; i < spam; i++) {
+    // A handful of token ids each, airdropped over a few days after a deployment at any time.
+    const supply = random.int(1, 8);
+    collections.push({
+      rank: regular.collections + i,
+      address: address(),
+      name: `Free Mint Voucher ${i + 1}`,
+      symbol: `FREE${i + 1}`,
+      standard: "erc1155",
+      supply,
+      firstToken,
+      sales: 0,
+      plainTransfers: 0,
+      spam: true,
+      airdrops: airdropShares[i] as number,
+      deployedAt: Math.floor(start + random.next() * (days - 3) * DAY),
+      mintSeconds: 3 * DAY,
+      creator: address(),
+      royaltyBps: 0n,
+      floorEth: 0,
+    });
+    firstToken += supply;
+  }
+  const size: MarketSize = { ...regular, tokens: firstToken };
   return {
     size,
     seed,
+    days,
     genesisTime,
     now,
     collections,
@@ -231,9 +306,9 @@ export function planMarket(sales: number, seed: string, now: number): Market {
     weth,
     ape,
     usdc,
-    pools: { wethUsdc: v2Pool(address(), weth, usdc), apeWeth: v2Pool(address(), ape, weth) },
+    pools,
     usdTokens: [{ address: usdc.address, symbol: usdc.symbol, decimals: usdc.decimals }],
-    marketplaces: { seaport: address(), blur: address(), desk: address(), feeRecipient: address() },
+    marketplaces,
   };
 }
 

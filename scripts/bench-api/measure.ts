@@ -13,6 +13,8 @@ export interface LoadSettings {
   /** Seconds measured, after `warmup` seconds that are not. */
   duration: number;
   warmup: number;
+  /** Requests measured at most: the run stops at whichever of `duration` and this comes first. */
+  maxRequests?: number;
   apiKey: string;
   apiPid: number;
   /** The embedded PostgreSQL's postmaster, whose backends are its children; undefined for another server. */
@@ -39,7 +41,8 @@ export async function measure(
   operation: Operation,
   settings: LoadSettings,
 ): Promise<Measurement> {
-  if (settings.warmup > 0) await run(url, operation, settings, settings.warmup);
+  if (settings.warmup > 0)
+    await run(url, operation, { ...settings, maxRequests: undefined }, settings.warmup);
   const apiBefore = processCpu(settings.apiPid);
   const postgresBefore = settings.postgresPid === undefined ? 0 : processTreeCpu(settings.postgresPid);
   const { result, latencies, statuses } = await run(url, operation, settings, settings.duration);
@@ -98,6 +101,7 @@ async function run(
   instance.on("response", (_client, status, _bytes, ms) => {
     latencies.push(ms);
     statuses[status] = (statuses[status] ?? 0) + 1;
+    if (latencies.length === settings.maxRequests) instance.stop();
   });
   const result = await instance;
   return { result, latencies, statuses };

@@ -20,6 +20,8 @@ export const EventKind = {
   Burn: 5,
   /** A new state of pool `subject` (0: WETH/USDC, 1: APE/WETH). */
   PoolMove: 6,
+  /** `size` wallets each sent one unit of a token of the subject spam collection, in one transaction. */
+  Airdrop: 7,
 } as const;
 export type EventKind = (typeof EventKind)[keyof typeof EventKind];
 
@@ -34,8 +36,7 @@ export interface Schedule {
   order: Uint32Array;
 }
 
-/** Plain transfers per sale, and burns per token. */
-const TRANSFERS_PER_SALE = 0.1;
+/** Burns per token. */
 const BURNS_PER_TOKEN = 0.01;
 /** Sales that are sweeps of 2 to 5 NFTs of one collection (ERC-721 only). */
 const SWEEP_SHARE = 0.05;
@@ -84,8 +85,7 @@ export function planSchedule(market: Market): Schedule {
       add(at(), EventKind.Sale, c.rank, n);
       left -= n;
     }
-    const transfers = Math.round(c.sales * TRANSFERS_PER_SALE);
-    for (let i = 0; i < transfers; i++) add(at(), EventKind.Transfer, c.rank, 1);
+    for (let i = 0; i < c.plainTransfers; i++) add(at(), EventKind.Transfer, c.rank, 1);
     const burns = Math.floor(c.supply * BURNS_PER_TOKEN);
     for (let i = 0; i < burns; i++) add(at(), EventKind.Burn, c.rank, 1);
   }

@@ -1,17 +1,16 @@
 /**
- * The version of a chain's served data, polled: what the rankings and the response cache key
- * their contents on. Every `pollMs` it is read again (three indexed single-row reads) and each
- * listener is told, so a commit reaches them within one poll.
+ * The version of a chain's served data, polled: what the response cache keys its answers on. Every
+ * `pollMs` it is read again (two indexed single-row reads), so a commit reaches every answer within
+ * one poll. Its two parts move apart: the metadata worker's fetches change only the answers that
+ * show metadata, never the rest.
  */
 import type { Logger } from "../core/logger.ts";
 import type { Queryable } from "../store/pg/database.ts";
-import { dataVersion } from "../store/read/version.ts";
+import { dataVersion, type VersionParts } from "../store/read/version.ts";
 
 export interface DataVersion {
   /** The version last read; read now when none has been yet. */
-  current(): Promise<string>;
-  /** Called after every poll with the version read (changed or not). */
-  onPoll(listener: (version: string) => Promise<void> | void): void;
+  current(): Promise<VersionParts>;
   close(): void;
 }
 
@@ -24,8 +23,7 @@ export function createDataVersion(options: {
   pollMs?: number;
 }): DataVersion {
   const { sql, chainId, logger } = options;
-  const listeners: ((version: string) => Promise<void> | void)[] = [];
-  let version: string | undefined;
+  let version: VersionParts | undefined;
   let polling = false;
 
   const poll = async () => {
@@ -33,7 +31,6 @@ export function createDataVersion(options: {
     polling = true;
     try {
       version = await dataVersion(sql, chainId);
-      for (const listener of listeners) await listener(version);
     } catch (error) {
       // What was read stays current; the next poll tries again.
       logger.warn({ err: error }, "reading the data version failed");
@@ -48,9 +45,6 @@ export function createDataVersion(options: {
     async current() {
       version ??= await dataVersion(sql, chainId);
       return version;
-    },
-    onPoll(listener) {
-      listeners.push(listener);
     },
     close() {
       clearInterval(timer);

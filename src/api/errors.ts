@@ -11,9 +11,13 @@
  * | ResourceExhaustedError  | RESOURCE_EXHAUSTED (8) | 429  | wait `Retry-After` seconds   |
  * | InternalError           | INTERNAL (13)          | 500  | report it (a bug)            |
  * | UnavailableError        | UNAVAILABLE (14)       | 503  | retry later                  |
+ *
+ * What is not an ApiError is sorted by `toApiError`: a lost database connection, another passing
+ * fault, and a query the server cancelled at the API's statement timeout are UNAVAILABLE; anything
+ * else is INTERNAL.
  */
 import { TransientError } from "../core/errors.ts";
-import { classifyDatabaseError } from "../store/pg/errors.ts";
+import { classifyDatabaseError, statementWasCancelled } from "../store/pg/errors.ts";
 
 /** The gRPC status codes the API uses (google.rpc.Code). */
 export const GrpcCode = {
@@ -128,25 +132,42 @@ export class InternalError extends ApiError {
   }
 }
 
-/** A passing fault (the database is unreachable or failing over): retry later. The cause is for the logs only. */
+/**
+ * A passing fault (the database is unreachable or failing over, or too busy to answer within the
+ * statement timeout): retry later. The cause is for the logs only.
+ */
 export class UnavailableError extends ApiError {
   readonly code = GrpcCode.UNAVAILABLE;
   override readonly name = "UnavailableError";
 
-  constructor(options?: { cause?: unknown }) {
-    super("the service is temporarily unavailable; retry later", options);
+  constructor(options?: { cause?: unknown; message?: string }) {
+    super(options?.message ?? "the service is temporarily unavailable; retry later", options);
   }
 }
 
+const STATEMENT_TIMEOUT_MESSAGE =
+  "the query took longer than this server allows (its statement timeout): retry later, or ask for less";
+
+/** A failure of the store seen by the API, which a retry may not meet: why it is unavailable. */
+export function unavailable(error: unknown): UnavailableError {
+  return statementWasCancelled(error)
+    ? new UnavailableError({ cause: error, message: STATEMENT_TIMEOUT_MESSAGE })
+    : new UnavailableError({ cause: error });
+}
+
 /**
- * What a client is shown for anything thrown: an ApiError as it is; a lost database connection or
- * another passing fault as UNAVAILABLE; anything else as INTERNAL with a generic message (the
+ * What a client is shown for anything thrown: an ApiError as it is; a lost database connection,
+ * another passing fault or a query cancelled at the statement timeout as UNAVAILABLE; anything else as INTERNAL with a generic message (the
  * original stays in `cause`, for the logs).
  */
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
-  if (error instanceof TransientError || classifyDatabaseError(error) === "connection") {
-    return new UnavailableError({ cause: error });
+  if (
+    error instanceof TransientError ||
+    classifyDatabaseError(error) === "connection" ||
+    statementWasCancelled(error)
+  ) {
+    return unavailable(error);
   }
   return new InternalError({ cause: error });
 }

@@ -4,7 +4,7 @@
  * process, so a key's limit is shared by all of them.
  */
 import { RateLimiterMemory, RateLimiterRes } from "rate-limiter-flexible";
-import { ResourceExhaustedError, UnauthenticatedError, UnavailableError } from "./errors.ts";
+import { ResourceExhaustedError, UnauthenticatedError, unavailable } from "./errors.ts";
 import type { KeyVerifier } from "./key-verifier.ts";
 
 export interface Caller {
@@ -36,7 +36,7 @@ export function createGuard(options: GuardOptions): Guard {
       try {
         check = await options.keys.verify(key);
       } catch (error) {
-        throw new UnavailableError({ cause: error });
+        throw unavailable(error);
       }
       if (!check.ok) {
         throw check.reason === "missing"

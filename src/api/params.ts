@@ -26,6 +26,7 @@ export const FIELD = {
   contractTypes: "contract_types",
   limit: "limit",
   offset: "offset",
+  pageToken: "page_token",
   blockTimestampGt: "block_timestamp_gt",
   timestampLt: "timestamp_lt",
 } as const;
@@ -231,8 +232,11 @@ export const LIMITS: Readonly<Record<PagedEndpoint, { default: number; max: numb
   owners: { default: 500, max: 500 },
 };
 
-/** The largest offset: the range of the `.proto`'s int32, and of PostgreSQL's `OFFSET` as we pass it. */
-export const MAX_OFFSET = 2_147_483_647;
+/**
+ * The largest offset. An offset is rows the database reads and throws away, so deep pages go by
+ * `page_token` instead, which starts each page where the previous one ended.
+ */
+export const MAX_OFFSET = 10_000;
 
 /** A non-negative integer from decimal digits (leading zeros allowed) or a gRPC integer; `undefined` when absent. */
 function nonNegativeInteger(field: string, raw: RawScalar, max: number): number | undefined {
@@ -258,9 +262,37 @@ export function parseLimit(raw: RawScalar, endpoint: PagedEndpoint, field: strin
   return value === undefined || value === 0 ? fallback : value;
 }
 
-/** `offset`: absent is 0. */
+/** `offset`: absent is 0; beyond MAX_OFFSET an error that points to page tokens. */
 export function parseOffset(raw: RawScalar, field: string = FIELD.offset): number {
-  return nonNegativeInteger(field, raw, MAX_OFFSET) ?? 0;
+  const value = nonNegativeInteger(field, raw, Number.POSITIVE_INFINITY) ?? 0;
+  if (value > MAX_OFFSET) {
+    throw new InvalidArgumentError(
+      field,
+      `must be at most ${MAX_OFFSET}; page further with page_token (each answer's nextPageToken)`,
+    );
+  }
+  return value;
+}
+
+/** `page_token`: the token as given (read by the operation that knows its list), `undefined` when absent. */
+export function parsePageToken(raw: RawScalar, field: string = FIELD.pageToken): string | undefined {
+  if (isAbsent(raw)) return undefined;
+  if (typeof raw !== "string") throw new InvalidArgumentError(field, "must be a string");
+  return raw;
+}
+
+/**
+ * A page token holds the position its page ended at, so an offset beside it has no meaning: it is
+ * refused rather than guessed at (0 is no offset, and allowed).
+ */
+export function checkPaging(
+  offset: number,
+  pageToken: string | undefined,
+  field: string = FIELD.offset,
+): void {
+  if (pageToken !== undefined && offset !== 0) {
+    throw new InvalidArgumentError(field, "not allowed with page_token, which holds the position already");
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

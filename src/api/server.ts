@@ -12,7 +12,6 @@ import { createDataVersion, type DataVersion } from "./data-version.ts";
 import { bindGrpc, createGrpcServer, type GrpcServer } from "./grpc.ts";
 import type { Guard } from "./guard.ts";
 import type { ApiMetrics } from "./metrics.ts";
-import { createRankings, type Rankings } from "./rankings.ts";
 import { createResponseCache } from "./response-cache.ts";
 import { createRestServer } from "./rest.ts";
 import { createApiService } from "./service.ts";
@@ -35,7 +34,7 @@ export interface ApiOptions {
   logger: Logger;
   /** Where the one line per request goes; default `logger`. */
   accessLog?: Logger;
-  /** How often each chain's data version is read, in ms (default 1000): the freshness of rankings and cached answers. */
+  /** How often each chain's data version is read, in ms (default 1000): the freshness of cached answers. */
   versionPollMs?: number;
   /** Memory for cached answers per chain, in bytes; 0 turns the cache off (default 64 MiB). */
   responseCacheBytes?: number;
@@ -69,15 +68,14 @@ export async function startApi(options: ApiOptions): Promise<RunningApi> {
     await sql`SELECT 1`;
     return true;
   };
-  const started: { rest: FastifyInstance; grpc: GrpcServer; rankings: Rankings; version: DataVersion }[] = [];
+  const started: { rest: FastifyInstance; grpc: GrpcServer; version: DataVersion }[] = [];
   const served: ServedChain[] = [];
   const timers: NodeJS.Timeout[] = [];
 
   const close = async () => {
     for (const timer of timers) clearInterval(timer);
     await Promise.all(
-      started.map(async ({ rest, grpc, rankings, version }) => {
-        rankings.close();
+      started.map(async ({ rest, grpc, version }) => {
         version.close();
         const drained = new Promise<void>((resolve) => grpc.server.tryShutdown(() => resolve()));
         const forced = new Promise<void>((resolve) =>
@@ -101,14 +99,12 @@ export async function startApi(options: ApiOptions): Promise<RunningApi> {
         logger,
         ...(options.versionPollMs !== undefined ? { pollMs: options.versionPollMs } : {}),
       });
-      const rankings = createRankings({ sql, chainId: chain.chainId, version });
       const cache = createResponseCache(options.responseCacheBytes ?? DEFAULT_RESPONSE_CACHE_BYTES);
       // Known once the listener is bound: image URLs are made of the address it listens on.
       let imageBase = "";
       const operations = createApiService({
         sql,
         chainId: chain.chainId,
-        rankings,
         version,
         cache,
         imageBase: () => imageBase,
@@ -125,7 +121,7 @@ export async function startApi(options: ApiOptions): Promise<RunningApi> {
         blobs: options.blobs,
       });
       const grpc = createGrpcServer({ chain: chain.name, operations, guard, metrics, logger, accessLog });
-      started.push({ rest, grpc, rankings, version });
+      started.push({ rest, grpc, version });
       await rest.listen({ host, port: chain.restPort });
       const restPort = (rest.server.address() as AddressInfo).port;
       const grpcPort = await bindGrpc(grpc.server, host, chain.grpcPort, options.tls);

@@ -14,11 +14,22 @@ import { rawMetadata } from "../store/read/metadata.ts";
 import { nftDetails } from "../store/read/nft.ts";
 import { listOwners } from "../store/read/owners.ts";
 import { collectionSeries, type SeriesPoint } from "../store/read/series.ts";
-import type { RankingMetric } from "../store/read/top.ts";
+import { type RankingMetric, topCollections } from "../store/read/top.ts";
 import type { DataVersion } from "./data-version.ts";
 import { NotFoundError } from "./errors.ts";
 import { seriesGrid } from "./grid.ts";
 import {
+  addressPart,
+  decimalPart,
+  microsPart,
+  naturalPart,
+  nullable,
+  pageTokens,
+  queryFingerprint,
+} from "./page-token.ts";
+import {
+  checkPaging,
+  DURATION_SECONDS,
   type Metric,
   parseAddress,
   parseContractTypes,
@@ -27,13 +38,13 @@ import {
   parseLimit,
   parseMetric,
   parseOffset,
+  parsePageToken,
   parseSortDirection,
   parseTimestamp,
   parseTokenId,
   type RawScalar,
   single,
 } from "./params.ts";
-import type { Rankings } from "./rankings.ts";
 import { type Answer, answer, type ResponseCache } from "./response-cache.ts";
 import {
   contractMessage,
@@ -59,7 +70,6 @@ export interface Operation {
 export interface ApiServiceOptions {
   sql: Queryable;
   chainId: number;
-  rankings: Rankings;
   /** The chain's data version, which answers are cached under. */
   version: DataVersion;
   cache: ResponseCache;
@@ -70,11 +80,11 @@ export interface ApiServiceOptions {
 
 /**
  * A checked request: the key that identifies its answer for one version of the data, and how to
- * read that answer. Rankings carry their own version (the one their rows were computed at).
+ * read that answer. Only answers that show fetched metadata change with the metadata worker's work.
  */
 interface Prepared {
   key: string;
-  version?: string;
+  withMetadata?: boolean;
   read(): Promise<MessageShape<DescMessage>>;
 }
 
@@ -87,6 +97,13 @@ const METRIC_OF: Readonly<Record<Metric, RankingMetric>> = {
   METRIC_MAX_PRICE: "maxPrice",
   METRIC_AVG_PRICE: "avgPrice",
 };
+
+/** Page tokens of the contracts list: a contract's mint time (null when unknown) and address. */
+const CONTRACT_TOKENS = pageTokens(nullable(microsPart), addressPart);
+/** Page tokens of a collection's holders: units held and address. */
+const OWNER_TOKENS = pageTokens(naturalPart, addressPart);
+/** Page tokens of a ranking: the value it orders by (a decimal for the average price) and the address. */
+const RANKING_TOKENS = pageTokens(decimalPart, addressPart);
 
 /** A single-valued field: a REST parameter given more than once must agree with itself. */
 function one(fields: RequestFields, name: string): RawScalar {
@@ -103,7 +120,7 @@ function many(fields: RequestFields, name: string): RawScalar | readonly RawScal
 }
 
 export function createApiService(options: ApiServiceOptions): Map<string, Operation> {
-  const { sql, chainId, rankings, version, cache } = options;
+  const { sql, chainId, version, cache } = options;
   const now = options.now ?? Date.now;
 
   /** A series request: its key (the window resolved, so a default window moves with the day) and its points. */
@@ -139,19 +156,36 @@ export function createApiService(options: ApiServiceOptions): Map<string, Operat
       const direction = parseSortDirection(one(fields, "sort_direction"), "SORT_DIRECTION_ASC");
       const types = parseContractTypes(many(fields, "contract_types") as string | readonly string[]);
       const after = parseTimestamp(one(fields, "block_timestamp_gt"), "block_timestamp_gt");
+      const token = parsePageToken(one(fields, "page_token"));
+      checkPaging(offset, token);
       const mintedAfter = after && new Date(after.seconds * 1000 + Math.floor(after.nanos / 1e6));
+      const list = queryFingerprint("ListContracts", {
+        chainId,
+        direction,
+        types,
+        mintedAfter: after && `${after.seconds}.${after.nanos}`,
+      });
+      const from = token === undefined ? undefined : CONTRACT_TOKENS.read(token, list);
       return {
-        key: `${limit}|${offset}|${direction}|${types.join(",")}|${mintedAfter?.getTime() ?? ""}`,
+        key: `${limit}|${offset}|${direction}|${types.join(",")}|${mintedAfter?.getTime() ?? ""}|${token ?? ""}`,
         read: async () => {
+          // One row more than asked says whether a next page exists.
           const rows = await listContracts(sql, chainId, {
-            limit,
+            limit: limit + 1,
             offset,
             direction: direction === "SORT_DIRECTION_ASC" ? "asc" : "desc",
             types,
             mintedAfter,
+            after: from && { mintTime: from[0], address: from[1] },
           });
+          const page = rows.slice(0, limit);
+          const last = page[page.length - 1];
           return create(FoundationalService.method.listContracts.output, {
-            contracts: rows.map(contractMessage),
+            contracts: page.map(contractMessage),
+            nextPageToken:
+              rows.length > limit && last
+                ? CONTRACT_TOKENS.write(list, [last.position.mintTime, last.position.address])
+                : "",
           });
         },
       };
@@ -161,6 +195,7 @@ export function createApiService(options: ApiServiceOptions): Map<string, Operat
       const [contract, tokenId] = token(fields);
       return {
         key: `${contract}|${tokenId}`,
+        withMetadata: true,
         read: async () => {
           const details = await nftDetails(sql, chainId, contract, tokenId);
           if (details === undefined) throw notMinted();
@@ -173,6 +208,7 @@ export function createApiService(options: ApiServiceOptions): Map<string, Operat
       const [contract, tokenId] = token(fields);
       return {
         key: `${contract}|${tokenId}`,
+        withMetadata: true,
         read: async () => {
           const found = await rawMetadata(sql, chainId, contract, tokenId);
           if (found === undefined) throw notMinted();
@@ -181,21 +217,34 @@ export function createApiService(options: ApiServiceOptions): Map<string, Operat
       };
     },
 
-    async getTopCollections(fields) {
+    getTopCollections(fields) {
       const metric = parseMetric(one(fields, "metric"));
       const duration = parseDuration(one(fields, "duration"));
       const limit = parseLimit(one(fields, "limit"), "top");
       const offset = parseOffset(one(fields, "offset"));
-      const ranking = await rankings.ranking(duration);
+      const token = parsePageToken(one(fields, "page_token"));
+      checkPaging(offset, token);
+      const list = queryFingerprint("GetTopCollections", { chainId, metric, duration });
+      const from = token === undefined ? undefined : RANKING_TOKENS.read(token, list);
       return {
-        key: `${duration}|${metric}|${limit}|${offset}`,
-        version: ranking.id,
-        read: async () =>
-          create(CollectionsService.method.getTopCollections.output, {
-            collections: ranking
-              .page(METRIC_OF[metric], offset, limit)
-              .map((row) => topCollectionMessage(row, metric)),
-          }),
+        key: `${duration}|${metric}|${limit}|${offset}|${token ?? ""}`,
+        read: async () => {
+          // One row more than asked says whether a next page exists.
+          const rows = await topCollections(sql, chainId, {
+            windowSeconds: DURATION_SECONDS[duration],
+            metric: METRIC_OF[metric],
+            limit: limit + 1,
+            offset,
+            after: from && { value: from[0], contract: from[1] },
+          });
+          const page = rows.slice(0, limit);
+          const last = page[page.length - 1];
+          return create(CollectionsService.method.getTopCollections.output, {
+            collections: page.map((row) => topCollectionMessage(row, metric)),
+            nextPageToken:
+              rows.length > limit && last ? RANKING_TOKENS.write(list, [last.rankValue, last.contract]) : "",
+          });
+        },
       };
     },
 
@@ -204,16 +253,26 @@ export function createApiService(options: ApiServiceOptions): Map<string, Operat
       const limit = parseLimit(one(fields, "limit"), "owners");
       const offset = parseOffset(one(fields, "offset"));
       const direction = parseSortDirection(one(fields, "sort_direction"), "SORT_DIRECTION_DESC");
+      const token = parsePageToken(one(fields, "page_token"));
+      checkPaging(offset, token);
+      const list = queryFingerprint("ListCollectionOwners", { chainId, contract, direction });
+      const from = token === undefined ? undefined : OWNER_TOKENS.read(token, list);
       return {
-        key: `${contract}|${limit}|${offset}|${direction}`,
+        key: `${contract}|${limit}|${offset}|${direction}|${token ?? ""}`,
         read: async () => {
+          // One row more than asked says whether a next page exists.
           const rows = await listOwners(sql, chainId, contract, {
-            limit,
+            limit: limit + 1,
             offset,
             direction: direction === "SORT_DIRECTION_ASC" ? "asc" : "desc",
+            after: from && { units: from[0], address: from[1] },
           });
+          const page = rows.slice(0, limit);
+          const last = page[page.length - 1];
           return create(CollectionsService.method.listCollectionOwners.output, {
-            owner: rows.map((o) => ({ address: o.address, ownedCount: o.units })),
+            owner: page.map((o) => ({ address: o.address, ownedCount: o.units })),
+            nextPageToken:
+              rows.length > limit && last ? OWNER_TOKENS.write(list, [last.units, last.address]) : "",
           });
         },
       };
@@ -271,8 +330,9 @@ export function createApiService(options: ApiServiceOptions): Map<string, Operat
         method,
         async run(fields) {
           const prepared = await run(fields);
-          const at = prepared.version ?? (await version.current());
-          return cache.get(`${at}|${method.name}|${prepared.key}`, async () =>
+          const at = await version.current();
+          const v = prepared.withMetadata ? `${at.chain}+${at.metadata}` : at.chain;
+          return cache.get(`${v}|${method.name}|${prepared.key}`, async () =>
             answer(method.output, await prepared.read()),
           );
         },

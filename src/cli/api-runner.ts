@@ -4,7 +4,7 @@ import { createKeyVerifier } from "../api/key-verifier.ts";
 import { type ApiMetrics, createApiMetrics } from "../api/metrics.ts";
 import { type RunningApi, startApi, startMetricsServer } from "../api/server.ts";
 import { loadTls } from "../api/tls.ts";
-import type { ApiConfig, ApiConfigInput } from "../config/api-config.ts";
+import type { ApiConfig, ApiConfigInput, ApiPoolConfigInput } from "../config/api-config.ts";
 import type { BlobStoreConfigInput } from "../config/blob-store-config.ts";
 import { createAccessLogger, type Logger } from "../core/logger.ts";
 import type { BlobStore } from "../media/blobs.ts";
@@ -38,11 +38,19 @@ export function addApiOptions(command: Command, blobDefault?: string): Command {
       "--tls-cert <file>",
       "PEM certificate for gRPC (default: a self-signed one generated in the data directory)",
     )
-    .option("--tls-key <file>", "PEM private key of --tls-cert");
+    .option("--tls-key <file>", "PEM private key of --tls-cert")
+    .option(
+      "--api-pool-size <n>",
+      "database connections of the API, apart from the indexer's and the metadata worker's (default 10)",
+    )
+    .option(
+      "--statement-timeout <ms>",
+      "the API's queries running longer are cancelled and answered as unavailable, 0 for no limit (default 5000)",
+    );
   return addBlobStoreOptions(withApi, blobDefault);
 }
 
-export type ApiFlags = ApiConfigInput & BlobStoreConfigInput;
+export type ApiFlags = ApiConfigInput & ApiPoolConfigInput & BlobStoreConfigInput;
 
 export interface ServeOptions {
   sql: Sql;

@@ -5,7 +5,12 @@ import type { Command } from "commander";
 import { formatUnits } from "viem";
 import { generateKey } from "../api/keys.ts";
 import { createApiMetrics } from "../api/metrics.ts";
-import { type ApiConfigInput, parseApiConfig } from "../config/api-config.ts";
+import {
+  type ApiConfigInput,
+  type ApiPoolConfigInput,
+  parseApiConfig,
+  parseApiPoolConfig,
+} from "../config/api-config.ts";
 import { type BlobStoreConfigInput, parseBlobStoreConfig } from "../config/blob-store-config.ts";
 import { ConfigError, parseConfig, parseDatabaseConfig } from "../config/config.ts";
 import type { Environment } from "../config/environment.ts";
@@ -21,12 +26,12 @@ import { ensureChain } from "../store/tables/chain-state.ts";
 import { addApiOptions, serveApi } from "./api-runner.ts";
 import { startMetadataWorkers } from "./metadata-runner.ts";
 import { openBlobStore } from "./open-blob-store.ts";
-import { openDatabase } from "./open-database.ts";
+import { apiPool, indexerPool, openDatabase, openPool } from "./open-database.ts";
 import { createProgressDisplay } from "./progress.ts";
 import { runIndexers } from "./run-indexers.ts";
 import type { Lifecycle } from "./shutdown.ts";
 
-interface DemoFlags extends ApiConfigInput, BlobStoreConfigInput {
+interface DemoFlags extends ApiConfigInput, ApiPoolConfigInput, BlobStoreConfigInput {
   dataDir?: string;
   days?: string;
   seed?: string;
@@ -56,6 +61,7 @@ async function runDemo(flags: DemoFlags, lifecycle: Lifecycle, environment: Envi
     throw new ConfigError([`days: ${flags.days} is not a whole number from 1 to 3650`]);
   const seed = flags.seed ?? "mintlens";
   const api = parseApiConfig(flags, environment.variables, [DEMO_CHAIN_NAME]);
+  const pool = parseApiPoolConfig(flags, environment.variables);
   // Always a folder of its own, so that emptying it can never touch an index kept in the data directory.
   const baseDir = resolve(flags.dataDir ?? ".mintlens");
   const dataDir = join(baseDir, "demo");
@@ -117,9 +123,6 @@ async function runDemo(flags: DemoFlags, lifecycle: Lifecycle, environment: Envi
     `serving the collections' metadata at ${metadataServer.origin}/ (as a web host, an IPFS gateway and an Arweave gateway)`,
   );
 
-  say(`starting the embedded PostgreSQL in ${join(dataDir, "postgres")}`);
-  const database = await openDatabase(undefined, dataDir, logger, lifecycle);
-  if (signal.aborted) return;
   const { contracts } = history;
   const config = parseConfig(
     {
@@ -135,6 +138,12 @@ async function runDemo(flags: DemoFlags, lifecycle: Lifecycle, environment: Envi
     },
     {},
   );
+  say(`starting the embedded PostgreSQL in ${join(dataDir, "postgres")}`);
+  const database = await openDatabase(undefined, dataDir, logger, lifecycle, {
+    schema: "migrate",
+    pool: indexerPool(config),
+  });
+  if (signal.aborted) return;
   const metrics = createApiMetrics();
   startMetadataWorkers({
     sql: database.sql,
@@ -189,7 +198,7 @@ async function runDemo(flags: DemoFlags, lifecycle: Lifecycle, environment: Envi
     startBlock: 0,
   });
   const served = await serveApi({
-    sql: database.sql,
+    sql: openPool(database, lifecycle, apiPool(pool)),
     chains: [{ name: DEMO_CHAIN_NAME, chainId: DEMO_CHAIN_ID }],
     api,
     dataDir: baseDir,

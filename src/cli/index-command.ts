@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import { type Config, ConfigError, parseConfig } from "../config/config.ts";
 import type { Environment } from "../config/environment.ts";
 import { createLogger } from "../core/logger.ts";
-import { openDatabase } from "./open-database.ts";
+import { indexerPool, openDatabase } from "./open-database.ts";
 import { createProgressDisplay } from "./progress.ts";
 import { runIndexers } from "./run-indexers.ts";
 import type { Lifecycle } from "./shutdown.ts";
@@ -77,13 +77,10 @@ export async function runIndexCommand(
   stopAt?: number,
 ): Promise<void> {
   const logger = createLogger(config.logLevel);
-  const database = await openDatabase(
-    config.databaseUrl,
-    config.dataDir,
-    logger,
-    lifecycle,
-    config.chains.length,
-  );
+  const database = await openDatabase(config.databaseUrl, config.dataDir, logger, lifecycle, {
+    schema: "migrate-embedded",
+    pool: indexerPool(config),
+  });
   const display = createProgressDisplay(logger, environment.stderr);
   lifecycle.defer(() => display.stop());
   if (lifecycle.signal.aborted) return;

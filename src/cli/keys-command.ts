@@ -12,7 +12,7 @@ import {
   replaceApiKey,
   revokeApiKey,
 } from "../store/tables/api-keys.ts";
-import { openDatabase } from "./open-database.ts";
+import { COMMAND_POOL, openDatabase } from "./open-database.ts";
 import type { Lifecycle } from "./shutdown.ts";
 
 interface DatabaseFlags {
@@ -41,7 +41,12 @@ export function registerKeysCommand(program: Command, lifecycle: Lifecycle, envi
   const open = async (flags: DatabaseFlags): Promise<Sql> => {
     const config = parseDatabaseConfig(flags, environment.variables);
     const logger = createLogger(config.logLevel);
-    return (await openDatabase(config.databaseUrl, config.dataDir, logger, lifecycle)).sql;
+    return (
+      await openDatabase(config.databaseUrl, config.dataDir, logger, lifecycle, {
+        schema: "check",
+        pool: COMMAND_POOL,
+      })
+    ).sql;
   };
 
   withDatabase(keys.command("create <user>"))

@@ -8,7 +8,7 @@ import { queueCollection, queueTokens } from "../store/tables/metadata.ts";
 import { addCommonOptions } from "./index-command.ts";
 import { addMetadataOptions, openForMetadataWorkers, startMetadataWorkers } from "./metadata-runner.ts";
 import { addBlobStoreOptions } from "./open-blob-store.ts";
-import { openDatabase } from "./open-database.ts";
+import { COMMAND_POOL, openDatabase } from "./open-database.ts";
 import { type Lifecycle, untilStopped } from "./shutdown.ts";
 
 interface RefreshFlags {
@@ -39,6 +39,8 @@ export function registerMetadataCommand(
         config,
         environment,
         lifecycle,
+        // The workers take and store tokens through a pool of their own (--metadata-pool-size).
+        { schema: "check", pool: COMMAND_POOL },
       );
       if (lifecycle.signal.aborted) return;
       startMetadataWorkers({
@@ -71,7 +73,10 @@ export function registerMetadataCommand(
       if (problems.length > 0) throw new ConfigError(problems);
       const database = parseDatabaseConfig(flags, environment.variables);
       const logger = createLogger(database.logLevel);
-      const { sql } = await openDatabase(database.databaseUrl, database.dataDir, logger, lifecycle);
+      const { sql } = await openDatabase(database.databaseUrl, database.dataDir, logger, lifecycle, {
+        schema: "check",
+        pool: COMMAND_POOL,
+      });
       const [chain] = await sql<
         { chain_id: string }[]
       >`SELECT chain_id::text FROM chains WHERE name = ${flags.chain}`;

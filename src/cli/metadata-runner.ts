@@ -15,10 +15,10 @@ import type { BlobStore } from "../media/blobs.ts";
 import { createFetcher } from "../metadata/fetch.ts";
 import { parseAllowList } from "../metadata/ssrf.ts";
 import { runMetadataWorker } from "../metadata/worker.ts";
-import type { Sql } from "../store/pg/database.ts";
+import type { PoolOptions, Sql } from "../store/pg/database.ts";
 import { openMetadataClient } from "../store/tables/metadata.ts";
 import { openBlobStore } from "./open-blob-store.ts";
-import { type OpenDatabase, openDatabase } from "./open-database.ts";
+import { type OpenDatabase, openDatabase, type SchemaPolicy } from "./open-database.ts";
 import type { Lifecycle } from "./shutdown.ts";
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
@@ -37,35 +37,32 @@ export function addMetadataOptions(command: Command): Command {
       collect,
     )
     .option("--metadata-concurrency <n>", "tokens fetched at once per chain (default 32)")
-    .option("--metadata-per-host <n>", "tokens fetched at once from one host (default 8)");
+    .option("--metadata-per-host <n>", "tokens fetched at once from one host (default 8)")
+    .option(
+      "--metadata-pool-size <n>",
+      "database connections of the metadata worker, apart from the API's and the indexer's (default 8)",
+    );
 }
 
 /**
  * What a command that runs the workers opens first: their settings, the image cache (shared with
- * the API where one runs, so images are served from where they were stored) and the database.
+ * the API where one runs, so images are served from where they were stored) and the database,
+ * its schema and its first pool as `open` says.
  */
 export async function openForMetadataWorkers(
   flags: MetadataConfigInput & BlobStoreConfigInput,
   config: Config,
   environment: Environment,
   lifecycle: Lifecycle,
+  open: { schema: SchemaPolicy; pool: PoolOptions },
 ): Promise<{ metadata: MetadataConfig; logger: Logger; blobs: BlobStore; database: OpenDatabase }> {
   const metadata = parseMetadataConfig(flags, environment.variables);
   const blobConfig = parseBlobStoreConfig(flags, environment.variables, join(config.dataDir, "blobs"));
   const logger = createLogger(config.logLevel);
   const blobs = await openBlobStore(blobConfig, logger, lifecycle);
-  const database = await openDatabase(
-    config.databaseUrl,
-    config.dataDir,
-    logger,
-    lifecycle,
-    config.chains.length,
-  );
+  const database = await openDatabase(config.databaseUrl, config.dataDir, logger, lifecycle, open);
   return { metadata, logger, blobs, database };
 }
-
-/** Connections the workers of all chains write through: a token's outcome is one short statement. */
-const WRITER_CONNECTIONS = 8;
 
 /**
  * Runs one metadata worker per chain until `lifecycle` ends, each with a chain client of its own
@@ -92,7 +89,7 @@ export function startMetadataWorkers(options: {
   }
   const fetcher = createFetcher({ allow });
   // Released after the workers (deferred first): they store their last outcomes through it.
-  const writer = openMetadataClient(options.sql, WRITER_CONNECTIONS);
+  const writer = openMetadataClient(options.sql, metadata.poolSize);
   lifecycle.defer(() => writer.end({ timeout: 5 }));
   const stop = new AbortController();
   const running = options.chains.map(async (chain) => {

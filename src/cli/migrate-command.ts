@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import { parseDatabaseConfig } from "../config/config.ts";
 import type { Environment } from "../config/environment.ts";
 import { createLogger } from "../core/logger.ts";
-import { openDatabase } from "./open-database.ts";
+import { COMMAND_POOL, openDatabase } from "./open-database.ts";
 import type { Lifecycle } from "./shutdown.ts";
 
 export function registerMigrateCommand(
@@ -18,6 +18,9 @@ export function registerMigrateCommand(
     .action(async (flags: { databaseUrl?: string; dataDir?: string }) => {
       const config = parseDatabaseConfig(flags, environment.variables);
       const logger = createLogger(config.logLevel);
-      await openDatabase(config.databaseUrl, config.dataDir, logger, lifecycle);
+      await openDatabase(config.databaseUrl, config.dataDir, logger, lifecycle, {
+        schema: "migrate",
+        pool: COMMAND_POOL,
+      });
     });
 }

@@ -1,36 +1,40 @@
 import { join, resolve } from "node:path";
+import type { ApiPoolConfig } from "../config/api-config.ts";
+import type { Config } from "../config/config.ts";
 import type { Logger } from "../core/logger.ts";
-import { connectDatabase, type Sql } from "../store/pg/database.ts";
+import { connectDatabase, openPoolLike, type PoolOptions, type Sql } from "../store/pg/database.ts";
 import { startEmbeddedPostgres } from "../store/pg/embedded.ts";
-import { migrate } from "../store/pg/migrate.ts";
+import { migrate, requireCurrentSchema } from "../store/pg/migrate.ts";
 import type { Lifecycle } from "./shutdown.ts";
 
 export interface OpenDatabase {
+  /** The command's own pool, opened with the options it asked for. */
   sql: Sql;
   url: string;
   embedded: boolean;
 }
 
 /**
- * Each chain's indexer holds a connection for its lock and one for the write under way, and
- * reads on a third while it prepares the next batch: with too few, writes would wait for
- * connections that locks never give back.
+ * What a command does with the schema:
+ * - `migrate`: apply the migrations not applied yet (`mintlens migrate`);
+ * - `migrate-embedded`: the same on an embedded PostgreSQL this command runs, so that one command
+ *   on a laptop stays one command; a database given by URL is only checked;
+ * - `check`: refuse to start unless the schema is this version's, reading only (the API can run
+ *   with a read-only role, on a replica).
  */
-export function poolSize(chains: number): number {
-  return Math.max(20, 3 * chains + 8);
-}
+export type SchemaPolicy = "migrate" | "migrate-embedded" | "check";
 
 /**
- * The configured PostgreSQL, or the embedded one in the data directory; migrated to the current
- * schema. The connections, and the embedded server when this process started it, are released
- * by `lifecycle` when the command ends.
+ * The configured PostgreSQL, or the embedded one in the data directory, with its schema checked
+ * or migrated as `schema` says. The connections, and the embedded server when this process
+ * started it, are released by `lifecycle` when the command ends.
  */
 export async function openDatabase(
   databaseUrl: string | undefined,
   dataDir: string,
   logger: Logger,
   lifecycle: Lifecycle,
-  chains = 1,
+  options: { schema: SchemaPolicy; pool: PoolOptions },
 ): Promise<OpenDatabase> {
   let url = databaseUrl;
   if (url === undefined) {
@@ -43,8 +47,37 @@ export async function openDatabase(
     });
     url = embedded.url;
   }
-  const sql = await connectDatabase(url, { max: poolSize(chains) });
+  const sql = await connectDatabase(url, options.pool);
   lifecycle.defer(() => sql.end({ timeout: 5 }));
-  await migrate(url, (m) => logger.info(m));
-  return { sql, url, embedded: databaseUrl === undefined };
+  const embedded = databaseUrl === undefined;
+  if (options.schema === "migrate" || (options.schema === "migrate-embedded" && embedded)) {
+    await migrate(url, (m) => logger.info(m));
+  } else {
+    await requireCurrentSchema(sql);
+  }
+  return { sql, url, embedded };
+}
+
+/** Another pool to the same database, for one part of the command, released by `lifecycle`. */
+export function openPool(database: OpenDatabase, lifecycle: Lifecycle, options: PoolOptions): Sql {
+  const sql = openPoolLike(database.sql, options);
+  lifecycle.defer(() => sql.end({ timeout: 5 }));
+  return sql;
+}
+
+/** The small pool of a command that runs a few statements (keys, refresh, migrate). */
+export const COMMAND_POOL: PoolOptions = { max: 2, applicationName: "mintlens" };
+
+/** The pool the indexers read through (--indexer-pool-size); each chain writes through a connection of its own. */
+export function indexerPool(config: Config): PoolOptions {
+  return { max: config.indexerPoolSize, applicationName: "mintlens-indexer" };
+}
+
+/** The API's pool (--api-pool-size), whose queries the server cancels after --statement-timeout. */
+export function apiPool(config: ApiPoolConfig): PoolOptions {
+  return {
+    max: config.poolSize,
+    statementTimeoutMs: config.statementTimeoutMs,
+    applicationName: "mintlens-api",
+  };
 }

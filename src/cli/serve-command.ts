@@ -1,6 +1,11 @@
 import { join } from "node:path";
 import type { Command } from "commander";
-import { type ApiConfigInput, parseApiConfig } from "../config/api-config.ts";
+import {
+  type ApiConfigInput,
+  type ApiPoolConfigInput,
+  parseApiConfig,
+  parseApiPoolConfig,
+} from "../config/api-config.ts";
 import { type BlobStoreConfigInput, parseBlobStoreConfig } from "../config/blob-store-config.ts";
 import { ConfigError, parseDatabaseConfig } from "../config/config.ts";
 import type { Environment } from "../config/environment.ts";
@@ -9,12 +14,12 @@ import { createLogger } from "../core/logger.ts";
 import type { Sql } from "../store/pg/database.ts";
 import { addApiOptions, serveApi } from "./api-runner.ts";
 import { openBlobStore } from "./open-blob-store.ts";
-import { openDatabase } from "./open-database.ts";
+import { apiPool, openDatabase } from "./open-database.ts";
 import { type Lifecycle, untilStopped } from "./shutdown.ts";
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
-interface ServeFlags extends ApiConfigInput, BlobStoreConfigInput {
+interface ServeFlags extends ApiConfigInput, ApiPoolConfigInput, BlobStoreConfigInput {
   chain?: string[];
   chainId?: string[];
   databaseUrl?: string;
@@ -46,9 +51,14 @@ export function registerServeCommand(program: Command, lifecycle: Lifecycle, env
     .action(async (flags: ServeFlags) => {
       const database = parseDatabaseConfig(flags, environment.variables);
       const blobConfig = parseBlobStoreConfig(flags, environment.variables, join(database.dataDir, "blobs"));
+      const pool = parseApiPoolConfig(flags, environment.variables);
       const logger = createLogger(database.logLevel);
       const blobs = await openBlobStore(blobConfig, logger, lifecycle);
-      const opened = await openDatabase(database.databaseUrl, database.dataDir, logger, lifecycle);
+      // Reads only, so that a read-only role on a replica serves: `mintlens migrate` is run beforehand.
+      const opened = await openDatabase(database.databaseUrl, database.dataDir, logger, lifecycle, {
+        schema: "check",
+        pool: apiPool(pool),
+      });
       if (lifecycle.signal.aborted) return;
       const chains = await servedChains(opened.sql, flags);
       const api = parseApiConfig(

@@ -1,12 +1,13 @@
 import type { Command } from "commander";
 import { createApiMetrics } from "../api/metrics.ts";
-import { parseApiConfig } from "../config/api-config.ts";
+import { parseApiConfig, parseApiPoolConfig } from "../config/api-config.ts";
 import { parseConfig } from "../config/config.ts";
 import type { Environment } from "../config/environment.ts";
 import { ensureChain } from "../store/tables/chain-state.ts";
 import { addApiOptions, serveApi } from "./api-runner.ts";
 import { addCommonOptions } from "./index-command.ts";
 import { addMetadataOptions, openForMetadataWorkers, startMetadataWorkers } from "./metadata-runner.ts";
+import { apiPool, indexerPool, openPool } from "./open-database.ts";
 import { createProgressDisplay } from "./progress.ts";
 import { runIndexers } from "./run-indexers.ts";
 import type { Lifecycle } from "./shutdown.ts";
@@ -28,13 +29,20 @@ export function registerStartCommand(program: Command, lifecycle: Lifecycle, env
         environment.variables,
         config.chains.map((c) => c.name),
       );
+      const pool = parseApiPoolConfig(flags, environment.variables);
+      // The indexers read through the first pool; the API and the metadata worker have pools of their
+      // own, so that none of the three can take the connections the others wait for.
       const {
         metadata: metadataConfig,
         logger,
         blobs,
         database,
-      } = await openForMetadataWorkers(flags, config, environment, lifecycle);
+      } = await openForMetadataWorkers(flags, config, environment, lifecycle, {
+        schema: "migrate-embedded",
+        pool: indexerPool(config),
+      });
       if (lifecycle.signal.aborted) return;
+      const apiSql = openPool(database, lifecycle, apiPool(pool));
       // Registered before the API starts, so each chain's rankings have a row to watch from the first request.
       for (const chain of config.chains) {
         await ensureChain(database.sql, {
@@ -46,7 +54,7 @@ export function registerStartCommand(program: Command, lifecycle: Lifecycle, env
       }
       const metrics = createApiMetrics();
       await serveApi({
-        sql: database.sql,
+        sql: apiSql,
         chains: config.chains,
         api,
         dataDir: config.dataDir,

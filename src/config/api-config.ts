@@ -160,3 +160,39 @@ export function parseApiConfig(input: ApiConfigInput, env: Variables, chains: re
     tls: certPath !== undefined && keyPath !== undefined ? { certPath, keyPath } : undefined,
   };
 }
+
+/** The API's own connections to the store: apart from the indexer's and the metadata worker's. */
+export interface ApiPoolConfig {
+  /** Most connections the API's queries (and key checks, and version polls) use at once. */
+  poolSize: number;
+  /** A query running longer is cancelled by the server and answered as unavailable; 0 for no limit. */
+  statementTimeoutMs: number;
+}
+
+export interface ApiPoolConfigInput {
+  apiPoolSize?: string;
+  statementTimeout?: string;
+}
+
+export const API_POOL_DEFAULTS: ApiPoolConfig = { poolSize: 10, statementTimeoutMs: 5000 };
+
+export function parseApiPoolConfig(input: ApiPoolConfigInput, env: Variables): ApiPoolConfig {
+  const problems: string[] = [];
+  const sizeRaw = input.apiPoolSize ?? env.MINTLENS_API_POOL_SIZE;
+  let poolSize = API_POOL_DEFAULTS.poolSize;
+  if (sizeRaw !== undefined) {
+    if (/^\d{1,4}$/.test(sizeRaw) && Number(sizeRaw) >= 1) poolSize = Number(sizeRaw);
+    else problems.push(`api pool size: ${sizeRaw} is not a whole number of connections from 1 to 9999`);
+  }
+  const timeoutRaw = input.statementTimeout ?? env.MINTLENS_STATEMENT_TIMEOUT_MS;
+  let statementTimeoutMs = API_POOL_DEFAULTS.statementTimeoutMs;
+  if (timeoutRaw !== undefined) {
+    // PostgreSQL takes at most 2^31-1 ms.
+    if (/^\d{1,10}$/.test(timeoutRaw) && Number(timeoutRaw) <= 2_147_483_647)
+      statementTimeoutMs = Number(timeoutRaw);
+    else
+      problems.push(`statement timeout: ${timeoutRaw} is not a whole number of milliseconds (0: no limit)`);
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return { poolSize, statementTimeoutMs };
+}

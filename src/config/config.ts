@@ -53,6 +53,8 @@ export interface DatabaseConfig {
 export interface Config extends DatabaseConfig {
   chains: ChainConfig[];
   tuning: IndexerTuning;
+  /** Connections the indexers read through (each chain also writes through one of its own). */
+  indexerPoolSize: number;
 }
 
 /** Raw values as they come from flags; a per-chain value is `N` (every chain) or `name=N`. */
@@ -77,6 +79,7 @@ export interface ConfigInput {
   rpcTimeout?: string;
   rpcRetries?: string;
   maxLogRange?: string;
+  indexerPoolSize?: string;
 }
 
 export class ConfigError extends Error {
@@ -239,9 +242,18 @@ export function parseConfig(input: ConfigInput, env: Variables): Config {
     maxLogRange: num("max log range", input.maxLogRange, "MINTLENS_MAX_LOG_RANGE", 2000, 1),
   };
 
+  // Each chain reads for the batches it fetches ahead and for the one it prepares, a few at once.
+  const indexerPoolSize = num(
+    "indexer pool size",
+    input.indexerPoolSize,
+    "MINTLENS_INDEXER_POOL_SIZE",
+    4 * Math.max(1, chains.length) + 4,
+    1,
+  );
+
   const database = databaseFields(input, env, problems);
   if (problems.length > 0) throw new ConfigError(problems);
-  return { ...database, chains, tuning };
+  return { ...database, chains, tuning, indexerPoolSize };
 }
 
 /** The database and logging part of the configuration alone, for commands that index nothing. */

@@ -1,4 +1,4 @@
-/** The metadata worker's configuration: gateways, the allow-list of private addresses, concurrency. */
+/** The metadata worker's configuration: gateways, the allow-list of private addresses, concurrency, connections. */
 import { ConfigError } from "./config.ts";
 import type { Variables } from "./environment.ts";
 
@@ -10,6 +10,8 @@ export interface MetadataConfig {
   /** Tokens worked on at once per chain, and at once against one host. */
   concurrency: number;
   perHost: number;
+  /** Connections the workers of all chains take and store tokens through: their own, apart from the API's. */
+  poolSize: number;
 }
 
 export interface MetadataConfigInput {
@@ -18,6 +20,7 @@ export interface MetadataConfigInput {
   metadataAllow?: string[];
   metadataConcurrency?: string;
   metadataPerHost?: string;
+  metadataPoolSize?: string;
 }
 
 export const METADATA_DEFAULTS = {
@@ -25,6 +28,7 @@ export const METADATA_DEFAULTS = {
   arweaveGateway: "https://arweave.net",
   concurrency: 32,
   perHost: 8,
+  poolSize: 8,
 };
 
 export function parseMetadataConfig(input: MetadataConfigInput, env: Variables): MetadataConfig {
@@ -64,6 +68,11 @@ export function parseMetadataConfig(input: MetadataConfigInput, env: Variables):
       "metadata per host",
       input.metadataPerHost ?? env.MINTLENS_METADATA_PER_HOST,
       METADATA_DEFAULTS.perHost,
+    ),
+    poolSize: count(
+      "metadata pool size",
+      input.metadataPoolSize ?? env.MINTLENS_METADATA_POOL_SIZE,
+      METADATA_DEFAULTS.poolSize,
     ),
   };
   if (problems.length > 0) throw new ConfigError(problems);

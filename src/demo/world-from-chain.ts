@@ -19,8 +19,8 @@ import {
   type Erc721Key,
   MINTABLE_ERC721_KEYS,
 } from "./contracts.ts";
+import { CREATOR, FEE_RECIPIENT } from "./markets/fees.ts";
 import type { JsonRpc, RpcCall } from "./rpc.ts";
-import { CREATOR, FEE_RECIPIENT } from "./trading.ts";
 import {
   Erc20Model,
   Erc721Model,

@@ -4,8 +4,8 @@
  */
 import type { Address } from "../core/hex.ts";
 import type { DemoContract, DemoContractKey, Erc721Key } from "./contracts.ts";
+import type { SeaportOrder } from "./markets/seaport-orders.ts";
 import type { Prng } from "./prng.ts";
-import type { SeaportOrder } from "./seaport.ts";
 
 /** A set with O(1) insert, delete and uniform random pick, iterated in insertion order for determinism. */
 export class PickSet<T> {

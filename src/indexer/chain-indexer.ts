@@ -6,7 +6,7 @@ import { errorMessage, TransientError, UserFacingError } from "../core/errors.ts
 import type { Hex } from "../core/hex.ts";
 import type { Logger } from "../core/logger.ts";
 import { redactUrl } from "../core/url.ts";
-import { RateBook, type RateBookConfig } from "../rates/convert.ts";
+import type { RateBookConfig } from "../rates/convert.ts";
 import type { Sql } from "../store/pg/database.ts";
 import { classifyDatabaseError } from "../store/pg/errors.ts";
 import { openWriteSession, type WriteSession } from "../store/pg/session.ts";
@@ -18,15 +18,15 @@ import {
   storedBlockHashes,
 } from "../store/tables/chain-state.ts";
 import { storedContracts } from "../store/tables/contracts.ts";
-import { latestPoolStates } from "../store/tables/pool-states.ts";
 import type { FetchedBatch } from "./batch.ts";
 import { BatchSizer } from "./batch-sizer.ts";
-import { type PreparedBatch, prepareBatch, RECENT_BLOCKS_KEPT, writeBatch } from "./commit.ts";
+import { type BatchPipeline, type Carries, createBatchPipeline, type PreparedBatch } from "./commit.ts";
 import { type CreationSource, type FetchContext, fetchBatch } from "./fetch-batch.ts";
 import { type Pricing, resolvePricing } from "./pricing.ts";
+import { RECENT_BLOCKS_KEPT } from "./projections/checkpoint.ts";
+import { createProjections } from "./projections.ts";
 import { ContractRegistry, type InspectFn, RegistryResetError } from "./registry.ts";
 import { rollbackAfter } from "./rollback.ts";
-import { SaleMemory } from "./sale-memory.ts";
 
 export interface Progress {
   chain: string;
@@ -186,10 +186,9 @@ class ChainIndexer {
   private readonly fetchContext: FetchContext;
   private readonly sizer: BatchSizer;
   private readonly rateConfig: RateBookConfig;
-  /** The pools' last states, advanced batch by batch; built again from the store after a failure or a reorg. */
-  private rates: RateBook | undefined;
-  /** The latest sale of each token sold since it was made; made again with the rates. */
-  private sales: SaleMemory | undefined;
+  private readonly pipeline: BatchPipeline;
+  /** What the projections carry after the last batch prepared; resumed from the store after a failure or a reorg. */
+  private carries: Carries = [];
   private next = 0;
   private lastHash: Hex | undefined;
   private head = 0;
@@ -216,6 +215,11 @@ class ChainIndexer {
       usdTokens: pricing.usdTokens,
     };
     this.fetchContext = { client, registry: this.registry, creations, pools: this.rateConfig.pools };
+    this.pipeline = createBatchPipeline({
+      sql,
+      chainId: chain.chainId,
+      projections: createProjections({ rates: this.rateConfig }),
+    });
     this.sizer = new BatchSizer(options.targetEventsPerBatch ?? 10_000, tuning.maxBlocksPerBatch);
   }
 
@@ -230,11 +234,7 @@ class ChainIndexer {
         if (resync) {
           this.next = await nextBlock(sql, chain.chainId);
           this.lastHash = await storedBlockHash(sql, chain.chainId, this.next - 1);
-          this.rates = new RateBook(
-            this.rateConfig,
-            await latestPoolStates(sql, chain.chainId, this.next - 1),
-          );
-          this.sales = await SaleMemory.fromStore(sql, chain.chainId);
+          this.carries = await this.pipeline.resume(this.next);
           resync = false;
         }
         if (this.options.untilBlock !== undefined && this.next > this.options.untilBlock) return;
@@ -291,7 +291,7 @@ class ChainIndexer {
    * is prepared while the previous one is being written. One write is in flight at a time.
    */
   private async indexRange(target: number, signal: AbortSignal): Promise<void> {
-    const { sql, chain, tuning } = this.options;
+    const { chain, tuning } = this.options;
     const queue: Array<Promise<FetchedBatch>> = [];
     let cursor = this.next;
     const fill = () => {
@@ -328,15 +328,7 @@ class ChainIndexer {
           cursor = batch.to + 1;
         }
         fill();
-        const rates = this.rates as RateBook;
-        const prepared = await prepareBatch(
-          sql,
-          chain.chainId,
-          batch,
-          previous,
-          rates.advance(batch.poolStates),
-          this.sales as SaleMemory,
-        );
+        const prepared = await this.pipeline.prepare(batch, previous?.carries ?? this.carries);
         await writing;
         writing = this.write(prepared, target);
         // Awaited before the next write or at the end; a failure must not go unhandled meanwhile.
@@ -352,9 +344,9 @@ class ChainIndexer {
   }
 
   private async write(prepared: PreparedBatch, target: number): Promise<void> {
-    const { chain } = this.options;
     const { batch } = prepared;
-    await writeBatch(this.session, chain.chainId, prepared, this.registry);
+    await this.pipeline.write(this.session, prepared, this.registry);
+    this.carries = prepared.carries;
     this.lastHash = batch.headers.at(-1)?.hash;
     this.next = batch.to + 1;
     // What a batch costs is its rows: ERC-2309 ranges and ERC-1155 batches make more than their
@@ -420,10 +412,9 @@ class ChainIndexer {
       return;
     }
     this.phantomReorgs = 0;
-    const undone = await rollbackAfter(this.session, chain.chainId, ancestor);
+    const undone = await rollbackAfter(this.session, chain.chainId, ancestor, this.pipeline.projections);
     this.registry.reset();
-    this.rates = new RateBook(this.rateConfig, await latestPoolStates(sql, chain.chainId, ancestor));
-    this.sales = await SaleMemory.fromStore(sql, chain.chainId);
+    this.carries = await this.pipeline.resume(ancestor + 1);
     this.next = ancestor + 1;
     this.lastHash = await storedBlockHash(sql, chain.chainId, ancestor);
     logger.warn(

@@ -1,13 +1,7 @@
 import { isBurnAddress } from "../core/burn.ts";
 import type { Address } from "../core/hex.ts";
+import { bucketStart } from "../core/periods.ts";
 import type { NftTransfer } from "../core/types.ts";
-
-/** Seconds in one rollup bucket. */
-export const BUCKET_SECONDS = 900;
-
-export function bucketStart(unixSeconds: number): number {
-  return unixSeconds - (unixSeconds % BUCKET_SECONDS);
-}
 
 export interface BalanceDelta {
   contract: Address;

@@ -1,17 +1,10 @@
 import type { Address } from "../core/hex.ts";
+import { addSaleToBucket, type SaleBucketDelta } from "../rollups/sale-buckets.ts";
 import { attributeTransaction, type BidLookup } from "../sales/attribute.ts";
-import { type PriceContext, priceTrade, type TradePrice } from "../sales/price.ts";
+import { type PriceContext, priceTrade } from "../sales/price.ts";
 import { saleTransactions } from "../sales/transactions.ts";
-import type { Trade } from "../sales/types.ts";
-import {
-  type OpenBid,
-  punkKey,
-  type SaleBucketDelta,
-  type SaleRow,
-  tokenKey,
-} from "../store/tables/sales.ts";
+import { type OpenBid, punkKey, type SaleRow, tokenKey } from "../store/tables/sales.ts";
 import type { FetchedBatch } from "./batch.ts";
-import { bucketStart } from "./effects.ts";
 
 /** How a chain's payments are valued, at a block. */
 export type PricesAt = (blockNumber: number) => PriceContext;
@@ -21,8 +14,6 @@ export interface BatchTrades {
   buckets: SaleBucketDelta[];
   /** The parties of the latest sale of each token sold in the batch: what the next batch starts from. */
   lastSalesAfter: Map<string, { seller: Address; buyer: Address }>;
-  /** The latest bid of each punk the batch's bid events touched. */
-  bidsAfter: Map<string, OpenBid>;
 }
 
 /**
@@ -83,7 +74,12 @@ export function tradesOfBatch(
           priced.flags.push("wash");
         }
         latest.set(key, { seller: trade.seller, buyer: trade.buyer });
-        addToBucket(buckets, trade, priced, time);
+        addSaleToBucket(buckets, {
+          contract: trade.contract,
+          quantity: trade.quantity,
+          totalNative: priced.totalNative,
+          time,
+        });
       }
       rows.push({
         contract: trade.contract,
@@ -109,36 +105,5 @@ export function tradesOfBatch(
       });
     }
   }
-  bidsUpTo(Number.POSITIVE_INFINITY, 0);
-  return { rows, buckets: [...buckets.values()], lastSalesAfter: latest, bidsAfter: bids };
-}
-
-function addToBucket(
-  buckets: Map<string, SaleBucketDelta>,
-  sale: Trade,
-  price: TradePrice,
-  time: number,
-): void {
-  const start = bucketStart(time);
-  const key = `${sale.contract}${start}`;
-  // Per unit, rounded down to the wei, as the store's rollback works it out again.
-  const unit = sale.quantity > 0n ? price.totalNative / sale.quantity : price.totalNative;
-  const bucket = buckets.get(key);
-  if (!bucket) {
-    buckets.set(key, {
-      contract: sale.contract,
-      start,
-      sales: 1,
-      units: sale.quantity,
-      volume: price.totalNative,
-      minUnitPrice: unit,
-      maxUnitPrice: unit,
-    });
-    return;
-  }
-  bucket.sales++;
-  bucket.units += sale.quantity;
-  bucket.volume += price.totalNative;
-  if (unit < bucket.minUnitPrice) bucket.minUnitPrice = unit;
-  if (unit > bucket.maxUnitPrice) bucket.maxUnitPrice = unit;
+  return { rows, buckets: [...buckets.values()], lastSalesAfter: latest };
 }

@@ -24,8 +24,7 @@ const routes = restRoutes(
       throw new Error("not used");
     }) as never,
     chainId: API_CHAIN_ID,
-    rankings: { ranking: async () => ({ id: "", page: () => [] }), close() {} },
-    version: { current: async () => "", onPoll() {}, close() {} },
+    version: { current: async () => ({ chain: "", metadata: "" }), close() {} },
     cache: { get: (_key, read) => read() },
   }).values(),
 );

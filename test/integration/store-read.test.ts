@@ -7,6 +7,8 @@ import type { ContractType } from "../../src/core/types.ts";
 import type { HistorySummary } from "../../src/demo/activity.ts";
 import type { DemoContractKey } from "../../src/demo/contracts.ts";
 import type { Anvil } from "../../src/devchain/anvil.ts";
+import { storedWindowEnd } from "../../src/rollups/rankings.ts";
+import { RANKING_WINDOWS, windowEndAt } from "../../src/rollups/windows.ts";
 import { type ContractListing, type ContractQuery, listContracts } from "../../src/store/read/contracts.ts";
 import { nftDetails } from "../../src/store/read/nft.ts";
 import { listOwners, type Owner } from "../../src/store/read/owners.ts";
@@ -324,10 +326,10 @@ describe("reading the store for the API", () => {
     assert.deepEqual(days, expected);
   });
 
-  test("top collections: ranked by each metric over whole days and partial ones, as the stored sales say, in pages", async () => {
-    const DAY = 86_400;
-    const first = await client.getBlock({ blockNumber: 1n });
-    const firstDay = Number(first.timestamp) - (Number(first.timestamp) % DAY);
+  test("top collections: every ranked window, moved batch by batch while indexing, holds the stored sales, highest first, in pages", async () => {
+    const end = await storedWindowEnd(db.sql, CHAIN_ID);
+    const last = await client.getBlock({ blockNumber: BigInt(history.blocks.last) });
+    assert.equal(end, windowEndAt(Number(last.timestamp)), "the windows end after the newest indexed block");
     const sales = await db.sql<{ c: string; quantity: string; total: string; time: Date }[]>`
       SELECT encode(contract, 'hex') AS c, quantity, total_native AS total, block_time AS time FROM sales
       WHERE chain_id = ${CHAIN_ID} AND kind = 'sale'`;
@@ -337,15 +339,10 @@ describe("reading the store for the API", () => {
           SELECT encode(address, 'hex') AS c, name FROM contracts WHERE chain_id = ${CHAIN_ID}`
       ).map((r) => [r.c, r.name]),
     );
-    const windows = [
-      [firstDay, firstDay + 40 * DAY],
-      // Partial days at both ends.
-      [firstDay + 5 * DAY + 6 * 3600 + 900, firstDay + 20 * DAY + 3 * 3600],
-      // Inside one day.
-      [firstDay + 10 * DAY + 3600, firstDay + 10 * DAY + 20 * 3600],
-    ] as const;
-    for (const [from, to] of windows) {
-      const sums = new Map<string, Ranked>();
+    let ranked = 0;
+    for (const seconds of RANKING_WINDOWS) {
+      const [from, to] = [(end as number) - seconds, end as number];
+      const sums = new Map<string, Omit<Ranked, "rankValue">>();
       for (const s of sales) {
         const t = s.time.getTime() / 1000;
         if (t < from || t >= to) continue;
@@ -364,35 +361,43 @@ describe("reading the store for the API", () => {
         if (total / quantity > r.maxUnitPrice) r.maxUnitPrice = total / quantity;
         sums.set(s.c, r);
       }
-      const value: Record<RankingMetric, (r: Ranked) => bigint> = {
+      ranked += sums.size;
+      const value: Record<RankingMetric, (r: Omit<Ranked, "rankValue">) => bigint> = {
         volume: (r) => r.volume,
         sales: (r) => r.sales,
         maxPrice: (r) => r.maxUnitPrice,
-        avgPrice: (r) => r.volume / r.units,
+        avgPrice: (r) => (r.volume * 10n ** 30n) / r.units,
       };
-      assert.ok(sums.size >= 2 || to - from < 2 * DAY, "the window holds sales of several collections");
       for (const metric of Object.keys(value) as RankingMetric[]) {
         const expected = [...sums.values()].sort((a, b) => {
           const [x, y] = [value[metric](a), value[metric](b)];
           return x === y ? (a.contract < b.contract ? -1 : 1) : x > y ? -1 : 1;
         });
-        const window = { from: new Date(from * 1000), to: new Date(to * 1000), metric };
-        const ranked = await topCollections(db.sql, CHAIN_ID, { ...window, limit: 500, offset: 0 });
-        assert.deepEqual(ranked, expected, `${metric} over ${from}..${to}`);
+        const window = { windowSeconds: seconds, metric };
+        const plain = ({ rankValue: _, ...r }: Ranked) => r;
+        const got = await topCollections(db.sql, CHAIN_ID, { ...window, limit: 500, offset: 0 });
+        assert.deepEqual(got.map(plain), expected, `${metric} over the last ${seconds} s`);
         const paged = await pages(2, (offset) =>
           topCollections(db.sql, CHAIN_ID, { ...window, limit: 2, offset }),
         );
-        assert.deepEqual(paged, expected, `${metric} in pages`);
+        assert.deepEqual(paged.map(plain), expected, `${metric} in pages`);
+        // Going on after each page's last row, as a page token does, walks the same list.
+        const walked: Ranked[] = [];
+        for (let after: Ranked | undefined; ; ) {
+          const page = await topCollections(db.sql, CHAIN_ID, {
+            ...window,
+            limit: 2,
+            offset: 0,
+            after: after && { value: after.rankValue, contract: after.contract },
+          });
+          walked.push(...page);
+          after = page.at(-1);
+          if (page.length < 2) break;
+        }
+        assert.deepEqual(walked.map(plain), expected, `${metric} walked after each page's last row`);
       }
     }
-    const empty = {
-      from: new Date(0),
-      to: new Date(3600_000),
-      metric: "volume" as const,
-      limit: 20,
-      offset: 0,
-    };
-    assert.deepEqual(await topCollections(db.sql, CHAIN_ID, empty), []);
+    assert.ok(ranked >= 6, "the windows hold sales of several collections");
   });
 
   test("NFT details: the mint the chain logged, the owner it reports, and the latest stored sale with its payments", async () => {

@@ -4,10 +4,9 @@ import type { Address, Hex } from "../../src/core/hex.ts";
 import { ZERO_ADDRESS } from "../../src/core/hex.ts";
 import type { BlockHeader, NftTransfer } from "../../src/core/types.ts";
 import type { FetchedBatch } from "../../src/indexer/batch.ts";
-import { prepareBatch, writeBatch } from "../../src/indexer/commit.ts";
+import { type BatchPipeline, createBatchPipeline, type PreparedBatch } from "../../src/indexer/commit.ts";
+import { createProjections } from "../../src/indexer/projections.ts";
 import { ContractRegistry } from "../../src/indexer/registry.ts";
-import { SaleMemory } from "../../src/indexer/sale-memory.ts";
-import { RateBook } from "../../src/rates/convert.ts";
 import { openWriteSession, type WriteSession } from "../../src/store/pg/session.ts";
 import { ensureChain, nextBlock } from "../../src/store/tables/chain-state.ts";
 import { storedContracts } from "../../src/store/tables/contracts.ts";
@@ -24,7 +23,18 @@ const [ALICE, BOB, CAROL] = ["a1", "b0", "ca"].map((b) => `0x${b.repeat(20)}` as
 ];
 const MAX_UINT256 = 2n ** 256n - 1n;
 /** No pool and no pegged token: nothing is converted. */
-const noRates = new RateBook({ nativePegged: [], pools: [], usdTokens: [] }).current();
+const noRates = { nativePegged: [], pools: [], usdTokens: [] };
+
+function pipelineFor(sql: TestDatabase["sql"], chainId: number, saleMemoryLimit?: number): BatchPipeline {
+  return createBatchPipeline({
+    sql,
+    chainId,
+    projections: createProjections({
+      rates: noRates,
+      ...(saleMemoryLimit !== undefined ? { saleMemoryLimit } : {}),
+    }),
+  });
+}
 
 const blockHash = (n: number): Hex => `0x${n.toString(16).padStart(64, "0")}` as Hex;
 const header = (n: number): BlockHeader => ({
@@ -137,14 +147,14 @@ describe("writing batches", () => {
     ]);
     const second = batchOf(3, 4, [transfer(3, 0, 1n, ALICE, CAROL), transfer(4, 0, MAX_UINT256, BOB, ALICE)]);
 
-    const memory = await SaleMemory.fromStore(db.sql, CHAIN_ID);
-    const preparedFirst = await prepareBatch(db.sql, CHAIN_ID, first, undefined, () => noRates, memory);
+    const pipeline = pipelineFor(db.sql, CHAIN_ID);
+    const preparedFirst = await pipeline.prepare(first, await pipeline.resume(1));
     // Hold the first write open (its checkpoint update waits for this row lock), so that the
     // second batch is surely prepared while the store does not show the first one yet.
     const blocker = await db.sql.reserve();
     await blocker`BEGIN`;
     await blocker`SELECT 1 FROM chains WHERE chain_id = ${CHAIN_ID} FOR UPDATE`;
-    const writing = writeBatch(session, CHAIN_ID, preparedFirst, registry);
+    const writing = pipeline.write(session, preparedFirst, registry);
     // Only a bound for a write that never reaches the lock; generous for a busy machine.
     const deadline = Date.now() + 120_000;
     for (;;) {
@@ -154,11 +164,11 @@ describe("writing batches", () => {
       assert.ok(Date.now() < deadline, "the first write reached the locked checkpoint row");
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
-    const preparedSecond = await prepareBatch(db.sql, CHAIN_ID, second, preparedFirst, () => noRates, memory);
+    const preparedSecond = await pipeline.prepare(second, preparedFirst.carries);
     await blocker`COMMIT`;
     blocker.release();
     await writing;
-    await writeBatch(session, CHAIN_ID, preparedSecond, registry);
+    await pipeline.write(session, preparedSecond, registry);
 
     assert.equal(await nextBlock(db.sql, CHAIN_ID), 5);
     const units = await holderUnits(db.sql, CHAIN_ID, [
@@ -229,12 +239,12 @@ describe("the memory of last sales", () => {
   test("tells wash pairs across batches, after it fills up, and after a restart that finds sales stored", async () => {
     const reg = registry();
     // Room for two tokens: the third batch overflows it, and it starts again from that batch.
-    let memory = await SaleMemory.fromStore(db.sql, chainId, 2);
-    let previous: Awaited<ReturnType<typeof prepareBatch>> | undefined;
+    const pipeline = pipelineFor(db.sql, chainId, 2);
+    let carries = await pipeline.resume(1);
     const run = async (batch: FetchedBatch) => {
-      const prepared = await prepareBatch(db.sql, chainId, batch, previous, () => noRates, memory);
-      await writeBatch(session, chainId, prepared, reg);
-      previous = prepared;
+      const prepared: PreparedBatch = await pipeline.prepare(batch, carries);
+      await pipeline.write(session, prepared, reg);
+      carries = prepared.carries;
     };
     await run(salesBatch(1, [sale(1, 1n, ALICE, BOB, 10n), sale(1, 2n, ALICE, BOB, 10n)]));
     // Token 1 comes back from the buyer of its last sale: a wash, known from memory.
@@ -243,8 +253,11 @@ describe("the memory of last sales", () => {
     // Token 2's last sale was forgotten when the memory filled up: the store tells it.
     await run(salesBatch(4, [sale(4, 2n, BOB, ALICE, 13n), sale(4, 3n, CAROL, BOB, 14n)]));
     // A restart: the store holds sales, so a new memory asks it.
-    memory = await SaleMemory.fromStore(db.sql, chainId);
-    previous = undefined;
+    carries = await createBatchPipeline({
+      sql: db.sql,
+      chainId,
+      projections: createProjections({ rates: noRates }),
+    }).resume(5);
     await run(salesBatch(5, [sale(5, 4n, CAROL, ALICE, 15n), sale(5, 1n, ALICE, BOB, 16n)]));
     assert.deepEqual(await washFlags(), [
       "1:1:",

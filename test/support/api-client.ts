@@ -1,4 +1,7 @@
-/** An API over real sockets on a database a test filled itself, with a key: for tests beyond the API's own fixture. */
+/**
+ * An API over real sockets on a database a test filled itself, with a key: for tests beyond the
+ * API's own fixture. REST with node's fetch; gRPC with a client built from the published `.proto`.
+ */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,23 +15,26 @@ import { silentLogger } from "../../src/core/logger.ts";
 import type { BlobStore } from "../../src/media/blobs.ts";
 import type { Sql } from "../../src/store/pg/database.ts";
 import { insertApiKey } from "../../src/store/tables/api-keys.ts";
+import { type GrpcCall, grpcCaller } from "./grpc-client.ts";
 
 export interface ApiClient {
   get(path: string): Promise<{ status: number; body: unknown }>;
   /** A URL of the API, fetched without a key. */
   raw(url: string): Promise<Response>;
+  grpc: GrpcCall;
   close(): Promise<void>;
 }
 
 export async function createApiFixtureOn(sql: Sql, chainId: number, blobs?: BlobStore): Promise<ApiClient> {
   const dir = mkdtempSync(join(tmpdir(), "mintlens-api-client-"));
+  const tls = await loadTls(undefined, dir);
   const key = generateKey();
   await insertApiKey(sql, { userName: `client-${key.keyId}`, keyId: key.keyId, keyHash: key.hash });
   const api = await startApi({
     sql,
     chains: [{ name: "test", chainId, restPort: 0, grpcPort: 0 }],
     host: "127.0.0.1",
-    tls: await loadTls(undefined, dir),
+    tls,
     guard: createGuard({ keys: createKeyVerifier({ sql }), requestsPerSecond: 0 }),
     metrics: createApiMetrics(),
     logger: silentLogger(),
@@ -36,13 +42,16 @@ export async function createApiFixtureOn(sql: Sql, chainId: number, blobs?: Blob
     ...(blobs ? { blobs } : {}),
   });
   const url = api.chains[0]?.restUrl;
+  const grpcClient = grpcCaller(`localhost:${api.chains[0]?.grpcPort}`, tls, key.key);
   return {
     async get(path) {
       const response = await fetch(`${url}${path}`, { headers: { "x-api-key": key.key } });
       return { status: response.status, body: await response.json() };
     },
     raw: (target) => fetch(target),
+    grpc: grpcClient.call,
     async close() {
+      grpcClient.close();
       await api.close();
       rmSync(dir, { recursive: true, force: true });
     },

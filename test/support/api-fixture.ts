@@ -1,26 +1,24 @@
 /**
  * An API over real sockets on data the real indexer wrote from a generated anvil history: the
  * fixture of the API tests. REST is called with node's fetch; gRPC with a grpc-js client loaded
- * from the published `.proto` files, as a client of the project would build it.
+ * from the published `.proto` files, as a client of the project would build it (grpc-client.ts).
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import * as grpc from "@grpc/grpc-js";
-import { loadSync } from "@grpc/proto-loader";
 import { createGuard } from "../../src/api/guard.ts";
 import { createKeyVerifier } from "../../src/api/key-verifier.ts";
 import { generateKey } from "../../src/api/keys.ts";
 import { createApiMetrics } from "../../src/api/metrics.ts";
-import { PROTO_ROOT } from "../../src/api/rest.ts";
 import { type RunningApi, startApi } from "../../src/api/server.ts";
 import { loadTls, type TlsMaterial } from "../../src/api/tls.ts";
 import { silentLogger } from "../../src/core/logger.ts";
 import type { HistorySummary } from "../../src/demo/activity.ts";
 import type { Anvil } from "../../src/devchain/anvil.ts";
-import type { Sql } from "../../src/store/pg/database.ts";
+import { connectDatabase, type Sql } from "../../src/store/pg/database.ts";
 import { insertApiKey } from "../../src/store/tables/api-keys.ts";
 import { createTestDatabase, stopTestServer, type TestDatabase } from "./database.ts";
+import { type GrpcCall, grpcCaller } from "./grpc-client.ts";
 import { startHistoryChain } from "./histories.ts";
 import { indexUntil } from "./indexing.ts";
 
@@ -31,11 +29,6 @@ export interface RestAnswer {
   headers: Headers;
   body: unknown;
   text: string;
-}
-
-export interface GrpcAnswer {
-  error: grpc.ServiceError | null;
-  response: Record<string, unknown> | undefined;
 }
 
 export interface ApiFixture {
@@ -54,12 +47,7 @@ export interface ApiFixture {
     path: string,
     options?: { key?: string | null; headers?: Record<string, string> },
   ): Promise<RestAnswer>;
-  grpc(
-    service: "FoundationalService" | "CollectionsService",
-    method: string,
-    request: Record<string, unknown>,
-    options?: { key?: string | null },
-  ): Promise<GrpcAnswer>;
+  grpc: GrpcCall;
   close(): Promise<void>;
 }
 
@@ -68,18 +56,8 @@ export interface ApiFixtureOptions {
   seed: string;
   rateLimit?: number;
   versionPollMs?: number;
-}
-
-/** The published `.proto` loaded as a client sees it: enums as names, 64-bit integers as strings, defaults present. */
-export function loadPublishedProto(): grpc.GrpcObject {
-  const definition = loadSync(["mintlens/v1beta2/foundational.proto", "mintlens/v1beta2/collections.proto"], {
-    includeDirs: [PROTO_ROOT],
-    longs: String,
-    enums: String,
-    defaults: true,
-    oneofs: true,
-  });
-  return grpc.loadPackageDefinition(definition);
+  /** The API reads through a pool of its own whose statements the server cancels after this long. */
+  statementTimeoutMs?: number;
 }
 
 export async function startApiFixture(options: ApiFixtureOptions): Promise<ApiFixture> {
@@ -105,9 +83,13 @@ export async function startApiFixture(options: ApiFixtureOptions): Promise<ApiFi
   });
   const tlsDir = mkdtempSync(join(tmpdir(), "mintlens-api-tls-"));
   const tls = await loadTls(undefined, tlsDir);
-  const keys = createKeyVerifier({ sql: db.sql });
+  const apiSql =
+    options.statementTimeoutMs === undefined
+      ? db.sql
+      : await connectDatabase(db.url, { statementTimeoutMs: options.statementTimeoutMs });
+  const keys = createKeyVerifier({ sql: apiSql });
   const api = await startApi({
-    sql: db.sql,
+    sql: apiSql,
     chains: [{ name: "anvil", chainId: API_CHAIN_ID, restPort: 0, grpcPort: 0 }],
     host: "127.0.0.1",
     tls,
@@ -126,21 +108,7 @@ export async function startApiFixture(options: ApiFixtureOptions): Promise<ApiFi
   };
   const key = await newKey("tester");
 
-  const proto = loadPublishedProto() as unknown as {
-    mintlens: { v1beta2: Record<string, grpc.ServiceClientConstructor> };
-  };
-  const credentials = grpc.credentials.createSsl(tls.cert);
-  const clients = new Map<string, grpc.Client>();
-  const client = (service: string) => {
-    let c = clients.get(service);
-    if (c === undefined) {
-      const Constructor = proto.mintlens.v1beta2[service];
-      if (Constructor === undefined) throw new Error(`no service ${service} in the published .proto`);
-      c = new Constructor(`localhost:${served.grpcPort}`, credentials);
-      clients.set(service, c);
-    }
-    return c;
-  };
+  const grpcClient = grpcCaller(`localhost:${served.grpcPort}`, tls, key);
 
   return {
     anvil,
@@ -167,27 +135,11 @@ export async function startApiFixture(options: ApiFixtureOptions): Promise<ApiFi
       }
       return { status: response.status, headers: response.headers, body, text };
     },
-    grpc(service, method, request, requestOptions = {}) {
-      const metadata = new grpc.Metadata();
-      const presented = requestOptions.key === undefined ? key : requestOptions.key;
-      if (presented !== null) metadata.set("x-api-key", presented);
-      const c = client(service) as unknown as Record<
-        string,
-        (
-          request: unknown,
-          metadata: grpc.Metadata,
-          callback: (error: grpc.ServiceError | null, response?: Record<string, unknown>) => void,
-        ) => void
-      >;
-      const call = c[method];
-      if (call === undefined) throw new Error(`no method ${service}.${method}`);
-      return new Promise((resolve) => {
-        call.call(c, request, metadata, (error, response) => resolve({ error, response }));
-      });
-    },
+    grpc: grpcClient.call,
     async close() {
-      for (const c of clients.values()) c.close();
+      grpcClient.close();
       await api.close();
+      if (apiSql !== db.sql) await apiSql.end({ timeout: 5 });
       await db.close();
       await anvil.stop();
       await stopTestServer();

@@ -42,8 +42,11 @@ function testServer(): Promise<Server> {
   return server;
 }
 
-/** A fresh, migrated database of its own. */
-export async function createTestDatabase(): Promise<TestDatabase> {
+/**
+ * A fresh database of its own, migrated to the current schema, or by the first `migrations` only
+ * (0 for none): a store of an older version, to test the next migration on.
+ */
+export async function createTestDatabase(options: { migrations?: number } = {}): Promise<TestDatabase> {
   const { url: serverUrl } = await testServer();
   const name = `mintlens_test_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
   const admin = postgres(serverUrl, { max: 1, onnotice: () => {} });
@@ -51,7 +54,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   await admin.end();
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
-  await migrate(url.toString());
+  if (options.migrations !== 0) await migrate(url.toString(), () => {}, { count: options.migrations });
   const sql = await connectDatabase(url.toString());
   return {
     url: url.toString(),

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { loadTls } from "../../src/api/tls.ts";
-import { API_DEFAULTS, parseApiConfig } from "../../src/config/api-config.ts";
+import { API_DEFAULTS, parseApiConfig, parseApiPoolConfig } from "../../src/config/api-config.ts";
 import { ConfigError } from "../../src/config/config.ts";
 import { UserFacingError } from "../../src/core/errors.ts";
 
@@ -78,6 +78,32 @@ describe("API configuration", () => {
         `${expected} in ${found.join("; ")}`,
       );
     }
+  });
+});
+
+describe("the API's connections", () => {
+  test("a pool of 10 whose statements are cancelled after 5 s by default; flags win over the environment", () => {
+    assert.deepEqual(parseApiPoolConfig({}, {}), { poolSize: 10, statementTimeoutMs: 5000 });
+    const env = { MINTLENS_API_POOL_SIZE: "40", MINTLENS_STATEMENT_TIMEOUT_MS: "0" };
+    assert.deepEqual(parseApiPoolConfig({}, env), { poolSize: 40, statementTimeoutMs: 0 });
+    assert.deepEqual(parseApiPoolConfig({ apiPoolSize: "3", statementTimeout: "250" }, env), {
+      poolSize: 3,
+      statementTimeoutMs: 250,
+    });
+  });
+
+  test("every problem at once, each naming its setting", () => {
+    assert.deepEqual(
+      problems(() => parseApiPoolConfig({ apiPoolSize: "0", statementTimeout: "5s" }, {})),
+      [
+        "api pool size: 0 is not a whole number of connections from 1 to 9999",
+        "statement timeout: 5s is not a whole number of milliseconds (0: no limit)",
+      ],
+    );
+    assert.deepEqual(
+      problems(() => parseApiPoolConfig({ statementTimeout: "2147483648" }, {})),
+      ["statement timeout: 2147483648 is not a whole number of milliseconds (0: no limit)"],
+    );
   });
 });
 

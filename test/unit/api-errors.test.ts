@@ -117,6 +117,26 @@ describe("what a client sees of anything thrown", () => {
     }
   });
 
+  test("a query the server cancelled at the statement timeout becomes UNAVAILABLE, saying why", () => {
+    const cancelled = Object.assign(new Error("canceling statement due to statement timeout"), {
+      name: "PostgresError",
+      code: "57014",
+      query: "SELECT holder, units FROM collection_holders WHERE contract = $1",
+    });
+    const response = httpErrorResponse(cancelled);
+    assert.deepEqual(response, {
+      status: 503,
+      headers: {},
+      body: {
+        code: GrpcCode.UNAVAILABLE,
+        message:
+          "the query took longer than this server allows (its statement timeout): retry later, or ask for less",
+        details: [],
+      },
+    });
+    assert.equal(toApiError(cancelled).cause, cancelled);
+  });
+
   test("nothing thrown, of any shape, leaks into the body", () => {
     fc.assert(
       fc.property(

@@ -8,6 +8,7 @@ import fc from "fast-check";
 import { InvalidArgumentError } from "../../src/api/errors.ts";
 import {
   CONTRACT_TYPE,
+  checkPaging,
   checkSeriesShape,
   checkTimestamp,
   DURATION,
@@ -26,6 +27,7 @@ import {
   parseLimit,
   parseMetric,
   parseOffset,
+  parsePageToken,
   parseSortDirection,
   parseTimestamp,
   parseTokenId,
@@ -81,6 +83,7 @@ describe("every parser throws only InvalidArgumentError, naming its own field", 
     ["limit (contracts)", "limit", (raw) => parseLimit(raw, "contracts")],
     ["limit (owners)", "limit", (raw) => parseLimit(raw, "owners")],
     ["offset", "offset", (raw) => parseOffset(raw)],
+    ["page token", "page_token", (raw) => parsePageToken(raw)],
     ["timestamp", "timestamp_lt", (raw) => parseTimestamp(raw, "timestamp_lt")],
     ["timestamp gt", "block_timestamp_gt", (raw) => parseTimestamp(raw, "block_timestamp_gt")],
   ];
@@ -378,20 +381,38 @@ describe("limit and offset", () => {
     rejects(() => parseLimit("99999999999999999999999", "top"), "limit", /at most 500/);
   });
 
-  test("offset: absent is 0, leading zeros are the number, bounded by int32", () => {
+  test("offset: absent is 0, leading zeros are the number, at most 10,000, beyond it pointing to page_token", () => {
+    assert.equal(MAX_OFFSET, 10_000);
     assert.equal(parseOffset(undefined), 0);
     assert.equal(parseOffset(""), 0);
     assert.equal(parseOffset("0"), 0);
     assert.equal(parseOffset("0040"), 40);
     assert.equal(parseOffset(String(MAX_OFFSET)), MAX_OFFSET);
     assert.equal(parseOffset(MAX_OFFSET), MAX_OFFSET);
-    rejects(() => parseOffset(String(MAX_OFFSET + 1)), "offset", /at most 2147483647/);
-    rejects(() => parseOffset("1".padEnd(40, "0")), "offset", /at most/);
+    assert.equal(parseOffset(`000${MAX_OFFSET}`), MAX_OFFSET);
+    rejects(
+      () => parseOffset(String(MAX_OFFSET + 1)),
+      "offset",
+      /at most 10000; page further with page_token/,
+    );
+    rejects(() => parseOffset(MAX_OFFSET + 1), "offset", /at most 10000; page further with page_token/);
+    rejects(() => parseOffset("2147483647"), "offset", /at most 10000/);
+    rejects(() => parseOffset("1".padEnd(40, "0")), "offset", /at most 10000/);
     fc.assert(
       fc.property(fc.nat(MAX_OFFSET), fc.nat(5), (n, zeros) => {
         assert.equal(parseOffset("0".repeat(zeros) + String(n)), n);
       }),
     );
+  });
+
+  test("page_token: absent or empty is none; an offset other than 0 beside a token is refused, naming offset", () => {
+    assert.equal(parsePageToken(undefined), undefined);
+    assert.equal(parsePageToken(""), undefined);
+    assert.equal(parsePageToken("abc"), "abc");
+    rejects(() => parsePageToken(5), "page_token", /must be a string/);
+    checkPaging(0, "abc");
+    checkPaging(7, undefined);
+    rejects(() => checkPaging(7, "abc"), "offset", /not allowed with page_token/);
   });
 });
 

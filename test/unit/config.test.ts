@@ -178,3 +178,27 @@ test("rate pools and dollar tokens are taken per chain, from flags or the enviro
     "ethereum usd tokens: must be 0x addresses, comma-separated",
   ]);
 });
+
+test("the indexers read through a pool sized for their chains, unless set", () => {
+  const one = parseConfig({ chain: ["polygon=https://polygon.example/rpc"] }, {});
+  assert.equal(one.indexerPoolSize, 8);
+  const three = parseConfig(
+    { chain: ["ethereum=https://e.example", "polygon=https://p.example", "optimism=https://o.example"] },
+    {},
+  );
+  assert.equal(three.indexerPoolSize, 16);
+  const set = parseConfig(
+    { chain: ["polygon=https://polygon.example/rpc"], indexerPoolSize: "5" },
+    { MINTLENS_INDEXER_POOL_SIZE: "30" },
+  );
+  assert.equal(set.indexerPoolSize, 5);
+  assert.equal(
+    parseConfig({ chain: ["polygon=https://polygon.example/rpc"] }, { MINTLENS_INDEXER_POOL_SIZE: "30" })
+      .indexerPoolSize,
+    30,
+  );
+  assert.deepEqual(
+    problems(() => parseConfig({ chain: ["polygon=https://p.example"], indexerPoolSize: "0" }, {})),
+    ["indexer pool size: must be at least 1"],
+  );
+});

@@ -2,13 +2,9 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { isBurnAddress } from "../../src/core/burn.ts";
 import type { Address, Hex } from "../../src/core/hex.ts";
+import { BUCKET_SECONDS, bucketStart } from "../../src/core/periods.ts";
 import type { NftTransfer } from "../../src/core/types.ts";
-import {
-  BUCKET_SECONDS,
-  bucketStart,
-  computeEffects,
-  unitsBeforeTransfers,
-} from "../../src/indexer/effects.ts";
+import { computeEffects, unitsBeforeTransfers } from "../../src/indexer/effects.ts";
 
 const ZERO = "0x0000000000000000000000000000000000000000" as Address;
 const DEAD = "0x000000000000000000000000000000000000dead" as Address;

@@ -28,6 +28,28 @@ const SETTINGS: Settings = {
  */
 const clientFactories = new WeakMap<Sql, (extra: postgres.Options<Record<string, never>>) => Sql>();
 
+export interface PoolOptions {
+  /** Most connections open at once (default 10). */
+  max?: number;
+  /** Set on every connection: the server cancels a statement running longer (SQLSTATE 57014). */
+  statementTimeoutMs?: number;
+  /** What the connections show as in `pg_stat_activity`: which part of Mintlens holds them. */
+  applicationName?: string;
+}
+
+function poolSettings(options: PoolOptions): postgres.Options<Record<string, never>> {
+  const connection: Record<string, string> = {};
+  if (options.statementTimeoutMs !== undefined)
+    connection.statement_timeout = String(options.statementTimeoutMs);
+  if (options.applicationName !== undefined) connection.application_name = options.applicationName;
+  return { max: options.max ?? 10, connection };
+}
+
+/** A new pool to the same server as `sql`, apart from it: one part of a process cannot take another's connections. */
+export function openPoolLike(sql: Sql, options: PoolOptions): Sql {
+  return openClientLike(sql, poolSettings(options));
+}
+
 /** Attempts at the first query when the server ends the session (a restart, a failover). */
 const START_ATTEMPTS = 5;
 
@@ -36,8 +58,8 @@ const START_ATTEMPTS = 5;
  * A server that answers but ends the session (shutting down, starting up, terminating sessions)
  * is asked again for a few seconds; a refused connection or a refused login fails at once.
  */
-export async function connectDatabase(url: string, options: { max?: number } = {}): Promise<Sql> {
-  const sql = postgres(url, { ...SETTINGS, max: options.max ?? 10 });
+export async function connectDatabase(url: string, options: PoolOptions = {}): Promise<Sql> {
+  const sql = postgres(url, { ...SETTINGS, ...poolSettings(options) });
   clientFactories.set(sql, (extra) => postgres(url, { ...SETTINGS, ...extra }));
   for (let attempt = 1; ; attempt++) {
     try {
@@ -73,24 +95,11 @@ export function openClientLike(sql: Sql, extra: postgres.Options<Record<string, 
   return open(extra);
 }
 
-/** bytea in hex form without the 0x, for passing arrays through unnest(text[]). */
+/** bytea in hex form without the 0x, as bulk rows carry it (see `bulk-rows.ts`). */
 export function bare(hex: string): string {
   return hex.slice(2);
 }
 
 export function toHex(bytes: Uint8Array): `0x${string}` {
   return `0x${Buffer.from(bytes).toString("hex")}`;
-}
-
-/**
- * A column of a large batch as one comma-joined text parameter, split again in SQL: postgres.js
- * escapes every element of an array parameter, which on batches of a hundred thousand rows costs
- * more than the statement. Only for values that cannot hold a comma: hex and decimal numbers.
- * Plain inserts zip the columns with `ROWS FROM (string_to_table(…), …)`, which never builds the
- * arrays (a fifth cheaper for the server). Statements that join them to a table keep
- * `unnest(string_to_array(…), …)`: the planner estimates the two differently, and the balance
- * MERGE measured a third slower with `ROWS FROM`.
- */
-export function column(values: readonly (string | number | bigint)[]): string {
-  return values.join(",");
 }

@@ -37,6 +37,16 @@ export function classifyDatabaseError(error: unknown): DatabaseFailure | undefin
   return undefined;
 }
 
+/**
+ * The server cancelled the statement (SQLSTATE 57014): it ran past the session's
+ * `statement_timeout`, or an operator cancelled it. The connection stays usable.
+ */
+export function statementWasCancelled(error: unknown): boolean {
+  if (error === null || typeof error !== "object") return false;
+  const { code, name } = error as { code?: unknown; name?: unknown };
+  return name === "PostgresError" && code === "57014";
+}
+
 /** Session-ending SQLSTATEs: the server closes the connection after sending them. */
 const SESSION_ENDED_SQLSTATES = /^(08...|57P0[1-3])$/;
 

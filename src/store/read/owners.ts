@@ -12,9 +12,14 @@ export interface OwnersQuery {
   offset: number;
   /**
    * By units held. Ties go by address ascending under DESC and descending under ASC, so that ASC
-   * is DESC reversed row for row, and both walk the index on (collection, units DESC, holder).
+   * is DESC reversed row for row, and both walk one index (see `ownersQuery`).
    */
   direction: "asc" | "desc";
+  /**
+   * Only holders after this one in the list's direction (its units and address are the position):
+   * the page after the one that ended there.
+   */
+  after?: Owner | undefined;
 }
 
 interface Row {
@@ -23,8 +28,30 @@ interface Row {
 }
 
 /**
- * A page of a collection's current holders. The store keeps only holders with units (the zero
- * and burn addresses never hold any), so an unknown collection has none.
+ * The query of a page of a collection's current holders, unsent: `listOwners` runs it, and a test
+ * can ask PostgreSQL for its plan. The list's order is the index on (collection, -units, holder)
+ * of migration 0010, forwards for DESC and backwards for ASC: negated, the units go the same way
+ * as the addresses, so "after this holder" is one row comparison, and every page is one range of
+ * that index of at most offset + limit rows, at any depth.
+ */
+export function ownersQuery(sql: Queryable, chainId: number, contract: Address, query: OwnersQuery) {
+  const desc = query.direction === "desc";
+  const after = query.after;
+  const position =
+    after === undefined
+      ? sql``
+      : sql`AND (-units, holder) ${desc ? sql`>` : sql`<`}
+                (${(-after.units).toString()}::numeric, ${Buffer.from(bare(after.address), "hex")})`;
+  return sql<Row[]>`
+    SELECT holder, units FROM collection_holders
+    WHERE chain_id = ${chainId} AND contract = ${Buffer.from(bare(contract), "hex")} ${position}
+    ORDER BY ${sql.unsafe(desc ? "-units ASC, holder ASC" : "-units DESC, holder DESC")}
+    LIMIT ${query.limit} OFFSET ${query.offset}`;
+}
+
+/**
+ * A page of a collection's current holders (see `ownersQuery`). The store keeps only holders with
+ * units (the zero and burn addresses never hold any), so an unknown collection has none.
  */
 export async function listOwners(
   sql: Queryable,
@@ -32,18 +59,6 @@ export async function listOwners(
   contract: Address,
   query: OwnersQuery,
 ): Promise<Owner[]> {
-  const address = Buffer.from(bare(contract), "hex");
-  const rows =
-    query.direction === "desc"
-      ? await sql<Row[]>`
-          SELECT holder, units FROM collection_holders
-          WHERE chain_id = ${chainId} AND contract = ${address}
-          ORDER BY units DESC, holder ASC
-          LIMIT ${query.limit} OFFSET ${query.offset}`
-      : await sql<Row[]>`
-          SELECT holder, units FROM collection_holders
-          WHERE chain_id = ${chainId} AND contract = ${address}
-          ORDER BY units ASC, holder DESC
-          LIMIT ${query.limit} OFFSET ${query.offset}`;
+  const rows = await ownersQuery(sql, chainId, contract, query);
   return rows.map((r) => ({ address: toHex(r.holder) as Address, units: BigInt(r.units) }));
 }

@@ -1,6 +1,6 @@
 import type { Address } from "../../core/hex.ts";
+import { DAY_SECONDS } from "../../core/periods.ts";
 import { bare, type Queryable } from "../pg/database.ts";
-import { DAY_SECONDS } from "../tables/days.ts";
 
 /** The grid a series is read on: `points` periods of `periodSeconds` from `start` (aligned by the caller). */
 export interface SeriesGrid {

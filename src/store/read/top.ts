@@ -1,6 +1,5 @@
 import type { Address } from "../../core/hex.ts";
 import { type Queryable, toHex } from "../pg/database.ts";
-import { DAY_SECONDS } from "../tables/days.ts";
 
 export type RankingMetric = "volume" | "sales" | "maxPrice" | "avgPrice";
 
@@ -12,15 +11,18 @@ export interface Ranked {
   units: bigint;
   volume: bigint;
   maxUnitPrice: bigint;
+  /** The value the ranking orders by, exactly as stored: what a page token goes on after. */
+  rankValue: string;
 }
 
 export interface TopQuery {
-  /** The window [from, to), on fifteen-minute boundaries. */
-  from: Date;
-  to: Date;
+  /** The window's length in seconds (it ends where the indexer keeps the chain's windows). */
+  windowSeconds: number;
   metric: RankingMetric;
   limit: number;
   offset: number;
+  /** Only the collections ranked after this one: its metric value (as `rankValue` gives it) and address. */
+  after?: { value: string; contract: Address } | undefined;
 }
 
 interface Row {
@@ -29,82 +31,59 @@ interface Row {
   sales: string;
   units: string;
   volume: string;
-  hi: string | null;
+  hi: string;
+  value: string;
 }
 
-/** A page of the ranking of a window: `windowSales` ranked by `rankCollections`. */
-export async function topCollections(sql: Queryable, chainId: number, query: TopQuery): Promise<Ranked[]> {
-  const ranked = rankCollections(await windowSales(sql, chainId, query), query.metric);
-  return ranked.slice(query.offset, query.offset + query.limit);
-}
+/** The column each metric ranks by, highest first; each has an index with the contract after it. */
+const ORDER: Readonly<Record<RankingMetric, string>> = {
+  volume: "volume",
+  sales: "sales",
+  maxPrice: "max_unit_price",
+  avgPrice: "avg_unit_price",
+};
+
+/** Each column's type: a page token's value is compared as it, or the index would not serve the comparison. */
+const TYPE: Readonly<Record<RankingMetric, string>> = {
+  volume: "numeric",
+  sales: "bigint",
+  maxPrice: "numeric",
+  avgPrice: "numeric",
+};
 
 /**
- * Every collection with sales in a window [from, to), with its sales, units, volume and highest
- * unit price there, in no particular order. The whole days inside the window are read from the
- * day rows and its edges from the buckets, so a year costs at most 365 rows per collection.
+ * A page of a ranking, as the indexer keeps it at commit time: one range of the metric's index
+ * (highest first, ties by contract address; the index holds the metric negated, so that going on
+ * after a row is one row comparison), and a contract row per collection for its name.
  */
-export async function windowSales(
-  sql: Queryable,
-  chainId: number,
-  window: { from: Date; to: Date },
-): Promise<Ranked[]> {
-  const from = window.from.getTime() / 1000;
-  const to = window.to.getTime() / 1000;
-  if (from % 900 !== 0 || to % 900 !== 0 || to < from) {
-    throw new RangeError(
-      `a window runs between fifteen-minute boundaries: ${window.from.toISOString()}..${window.to.toISOString()}`,
-    );
-  }
-  // Whole days inside the window; an empty range when it holds none.
-  const dayFrom = Math.ceil(from / DAY_SECONDS) * DAY_SECONDS;
-  const dayTo = Math.max(dayFrom, Math.floor(to / DAY_SECONDS) * DAY_SECONDS);
-  const rows = await sql<Row[]>`
-    WITH parts AS (
-      SELECT contract, sales, sold_units, volume, max_unit_price FROM collection_days
-      WHERE chain_id = ${chainId} AND day >= to_timestamp(${dayFrom}) AND day < to_timestamp(${dayTo})
-        AND sales > 0
-      UNION ALL
-      SELECT contract, sales, sold_units, volume, max_unit_price FROM collection_buckets
-      WHERE chain_id = ${chainId} AND sales > 0
-        AND ((bucket_start >= to_timestamp(${from}) AND bucket_start < to_timestamp(${Math.min(dayFrom, to)}))
-          OR (bucket_start >= to_timestamp(${Math.max(dayTo, from)}) AND bucket_start < to_timestamp(${to})))),
-    sums AS (
-      SELECT contract, sum(sales) AS sales, sum(sold_units) AS units, sum(volume) AS volume,
-             max(max_unit_price) AS hi
-      FROM parts GROUP BY contract)
-    SELECT s.contract, c.name, s.sales::text, s.units::text, s.volume::text, s.hi::text
-    FROM sums s LEFT JOIN contracts c ON c.chain_id = ${chainId} AND c.address = s.contract`;
+export async function topCollections(sql: Queryable, chainId: number, query: TopQuery): Promise<Ranked[]> {
+  const rows = await topQuery(sql, chainId, query);
   return rows.map((r) => ({
     contract: toHex(r.contract) as Address,
     name: r.name ?? "",
     sales: BigInt(r.sales),
     units: BigInt(r.units),
     volume: BigInt(r.volume),
-    maxUnitPrice: BigInt(r.hi ?? 0),
+    maxUnitPrice: BigInt(r.hi),
+    rankValue: r.value,
   }));
 }
 
-const byAddress = (a: Ranked, b: Ranked) => (a.contract < b.contract ? -1 : a.contract > b.contract ? 1 : 0);
-const descending = (a: bigint, b: bigint) => (a > b ? -1 : a < b ? 1 : 0);
-
-/** Higher average unit price first; a collection without units sold averages 0. */
-function byAverage(a: Ranked, b: Ranked): number {
-  if (a.units === 0n || b.units === 0n) return descending(a.units === 0n ? 0n : 1n, b.units === 0n ? 0n : 1n);
-  return descending(a.volume * b.units, b.volume * a.units);
-}
-
-/**
- * The collections highest metric first, ties by contract address. The average price is volume
- * over units sold, compared exactly (cross-multiplied), not as rounded quotients.
- */
-export function rankCollections(rows: readonly Ranked[], metric: RankingMetric): Ranked[] {
-  const compare: (a: Ranked, b: Ranked) => number =
-    metric === "volume"
-      ? (a, b) => descending(a.volume, b.volume)
-      : metric === "sales"
-        ? (a, b) => descending(a.sales, b.sales)
-        : metric === "maxPrice"
-          ? (a, b) => descending(a.maxUnitPrice, b.maxUnitPrice)
-          : byAverage;
-  return [...rows].sort((a, b) => compare(a, b) || byAddress(a, b));
+/** The statement of a page of a ranking, unsent: what `topCollections` runs (and tests explain). */
+export function topQuery(sql: Queryable, chainId: number, query: TopQuery) {
+  const key = sql.unsafe(`-${ORDER[query.metric]}`);
+  const after = query.after
+    ? sql`AND (${key}, contract) > (-(${query.after.value}::${sql.unsafe(TYPE[query.metric])}), ${Buffer.from(query.after.contract.slice(2), "hex")})`
+    : sql``;
+  return sql<Row[]>`
+    SELECT w.contract, c.name, w.sales::text, w.sold_units::text AS units, w.volume::text,
+           w.max_unit_price::text AS hi, w.value::text
+    FROM (SELECT contract, sales, sold_units, volume, max_unit_price, ${key} AS rank_key,
+                 ${sql.unsafe(ORDER[query.metric])} AS value
+          FROM collection_windows
+          WHERE chain_id = ${chainId} AND window_seconds = ${query.windowSeconds} ${after}
+          ORDER BY ${key}, contract
+          LIMIT ${query.limit} OFFSET ${query.offset}) w
+    LEFT JOIN contracts c ON c.chain_id = ${chainId} AND c.address = w.contract
+    ORDER BY w.rank_key, w.contract`;
 }

@@ -1,14 +1,18 @@
 import type { Queryable } from "../pg/database.ts";
 
-/**
- * A value that changes whenever data the API serves for a chain changes: the indexer's commits
- * and rollbacks (each moves the chain's next block or its `updated_at`) and the metadata
- * fetcher's documents (their latest fetch time). Three indexed single-row reads.
- */
-export async function dataVersion(sql: Queryable, chainId: number): Promise<string> {
-  const [row] = await sql<{ v: string | null }[]>`
-    SELECT (SELECT next_block::text || '@' || extract(epoch FROM updated_at)::text FROM chains WHERE chain_id = ${chainId})
-           || '@' || coalesce((SELECT extract(epoch FROM max(fetched_at))::text FROM token_metadata
-                               WHERE chain_id = ${chainId}), '-') AS v`;
-  return row?.v ?? "none";
+/** What a chain's served data is at: the indexer's part and the metadata worker's, apart. */
+export interface VersionParts {
+  /** Moves with every commit and rollback of the indexer (its next block and the time of its write). */
+  chain: string;
+  /** Moves with every document the metadata worker stores (the newest fetch time). */
+  metadata: string;
+}
+
+/** Two indexed single-row reads, in one round trip. */
+export async function dataVersion(sql: Queryable, chainId: number): Promise<VersionParts> {
+  const [row] = await sql<{ chain: string | null; metadata: string | null }[]>`
+    SELECT (SELECT next_block::text || '@' || extract(epoch FROM updated_at)::text FROM chains
+            WHERE chain_id = ${chainId}) AS chain,
+           (SELECT extract(epoch FROM max(fetched_at))::text FROM token_metadata WHERE chain_id = ${chainId}) AS metadata`;
+  return { chain: row?.chain ?? "none", metadata: row?.metadata ?? "-" };
 }

@@ -1,5 +1,6 @@
 import type { Hex } from "../../core/hex.ts";
 import type { BlockHeader } from "../../core/types.ts";
+import { bulkRows, joinColumn } from "../pg/bulk-rows.ts";
 import { bare, type Queryable, toHex } from "../pg/database.ts";
 import type { Statement } from "../pg/session.ts";
 
@@ -79,8 +80,12 @@ export function rememberBlocksStatements(
     sql`
     INSERT INTO recent_blocks (chain_id, number, hash, parent_hash, block_time)
     SELECT ${chainId}, n::bigint, decode(h, 'hex'), decode(p, 'hex'), to_timestamp(t::bigint)
-    FROM unnest(${recent.map((b) => b.number)}::bigint[], ${recent.map((b) => bare(b.hash))}::text[],
-                ${recent.map((b) => bare(b.parentHash))}::text[], ${recent.map((b) => b.timestamp)}::bigint[]) AS u(n, h, p, t)
+    FROM ${bulkRows(sql, {
+      n: joinColumn(recent.map((b) => b.number)),
+      h: joinColumn(recent.map((b) => bare(b.hash))),
+      p: joinColumn(recent.map((b) => bare(b.parentHash))),
+      t: joinColumn(recent.map((b) => b.timestamp)),
+    })}
     ON CONFLICT (chain_id, number) DO UPDATE SET hash = excluded.hash, parent_hash = excluded.parent_hash,
       block_time = excluded.block_time`,
     sql`DELETE FROM recent_blocks WHERE chain_id = ${chainId} AND number <= ${newest.number - keep}`,

@@ -1,5 +1,6 @@
 import type { Address, Hex } from "../../core/hex.ts";
 import type { ContractType } from "../../core/types.ts";
+import { bulkRows, freeText, joinColumn } from "../pg/bulk-rows.ts";
 import { bare, type Queryable, toHex } from "../pg/database.ts";
 import type { Statement } from "../pg/session.ts";
 
@@ -58,7 +59,7 @@ export async function storedContracts(
     { address: Uint8Array; types: ContractType[] | null; shapes: string[] | null; created: boolean }[]
   >`
     SELECT a.address, c.types, c.shapes, cc.address IS NOT NULL AS created
-    FROM (SELECT decode(x, 'hex') AS address FROM unnest(${addresses.map(bare)}::text[]) AS x) a
+    FROM (SELECT decode(x, 'hex') AS address FROM ${bulkRows(sql, { x: joinColumn(addresses.map(bare)) }, { joined: true })}) a
     LEFT JOIN contracts c ON c.chain_id = ${chainId} AND c.address = a.address
     LEFT JOIN contract_creations cc ON cc.chain_id = ${chainId} AND cc.address = a.address`;
   for (const row of rows) {
@@ -90,21 +91,29 @@ export function upsertContractsStatements(
     INSERT INTO contracts (chain_id, address, types, shapes, name, symbol, decimals, mint_tx, mint_block, mint_time,
                            minter, creator, mint_source, discovered_block)
     SELECT ${chainId}, u.address, string_to_array(ty, ',')::text[], string_to_array(sh, ',')::text[], n, s, d::int,
-           coalesce(cc.tx_hash, decode(nullif(tx, ''), 'hex')), coalesce(cc.block_number, b::bigint),
-           coalesce(cc.block_time, to_timestamp(t::bigint)), coalesce(cc.minter, decode(nullif(m, ''), 'hex')),
-           cc.creator, coalesce(cc.source, 'first_event'), coalesce(cc.block_number, b::bigint)
+           coalesce(cc.tx_hash, decode(nullif(tx, ''), 'hex')), coalesce(cc.block_number, nullif(b, '')::bigint),
+           coalesce(cc.block_time, to_timestamp(nullif(t, '')::bigint)), coalesce(cc.minter, decode(nullif(m, ''), 'hex')),
+           cc.creator, coalesce(cc.source, 'first_event'), coalesce(cc.block_number, nullif(b, '')::bigint)
     FROM (SELECT decode(a, 'hex') AS address, ty, sh, n, s, d, tx, b, t, m
-          FROM unnest(${records.map((r) => bare(r.address))}::text[], ${records.map((r) => r.types.join(","))}::text[],
-                      ${records.map((r) => r.shapes.join(","))}::text[],
-                      ${records.map((r) => r.name)}::text[], ${records.map((r) => r.symbol)}::text[],
-                      ${records.map((r) => r.decimals)}::int[],
-                      ${records.map((r) => (seen(r) ? bare(seen(r)?.txHash ?? "0x") : ""))}::text[],
-                      ${records.map((r) => seen(r)?.blockNumber ?? null)}::bigint[],
-                      ${records.map((r) => seen(r)?.time ?? null)}::bigint[],
-                      ${records.map((r) => (seen(r) ? bare(seen(r)?.minter ?? "0x") : ""))}::text[])
-            AS x(a, ty, sh, n, s, d, tx, b, t, m)) u
+          FROM ${bulkRows(
+            sql,
+            {
+              a: joinColumn(records.map((r) => bare(r.address))),
+              // Lists of types and shapes are comma-joined themselves, and names and symbols any text.
+              ty: freeText(records.map((r) => r.types.join(","))),
+              sh: freeText(records.map((r) => r.shapes.join(","))),
+              n: freeText(records.map((r) => r.name)),
+              s: freeText(records.map((r) => r.symbol)),
+              d: joinColumn(records.map((r) => r.decimals)),
+              tx: joinColumn(records.map((r) => (seen(r) ? bare(seen(r)?.txHash ?? "0x") : null))),
+              b: joinColumn(records.map((r) => seen(r)?.blockNumber ?? null)),
+              t: joinColumn(records.map((r) => seen(r)?.time ?? null)),
+              m: joinColumn(records.map((r) => (seen(r) ? bare(seen(r)?.minter ?? "0x") : null))),
+            },
+            { alias: "x" },
+          )}) u
     LEFT JOIN contract_creations cc ON cc.chain_id = ${chainId} AND cc.address = u.address
-    WHERE cc.address IS NOT NULL OR u.tx <> ''
+    WHERE cc.address IS NOT NULL OR coalesce(u.tx, '') <> ''
     ON CONFLICT (chain_id, address) DO UPDATE SET
       types = ARRAY(SELECT DISTINCT x FROM unnest(contracts.types || excluded.types) AS x ORDER BY x),
       shapes = ARRAY(SELECT DISTINCT x FROM unnest(contracts.shapes || excluded.shapes) AS x ORDER BY x),
@@ -136,8 +145,11 @@ export function reclassifyContractsStatements(
       UPDATE contracts c SET
         types = ARRAY(SELECT DISTINCT x FROM unnest(c.types || string_to_array(u.ty, ',')::text[]) AS x ORDER BY x),
         shapes = ARRAY(SELECT DISTINCT x FROM unnest(c.shapes || string_to_array(u.sh, ',')::text[]) AS x ORDER BY x)
-      FROM unnest(${updates.map((r) => bare(r.address))}::text[], ${updates.map((r) => r.types.join(","))}::text[],
-                  ${updates.map((r) => r.shapes.join(","))}::text[]) AS u(a, ty, sh)
+      FROM ${bulkRows(sql, {
+        a: joinColumn(updates.map((r) => bare(r.address))),
+        ty: freeText(updates.map((r) => r.types.join(","))),
+        sh: freeText(updates.map((r) => r.shapes.join(","))),
+      })}
       WHERE c.chain_id = ${chainId} AND c.address = decode(u.a, 'hex')`,
   ];
 }

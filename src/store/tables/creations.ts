@@ -1,4 +1,5 @@
 import type { ContractCreation } from "../../core/types.ts";
+import { bulkRows, joinColumn } from "../pg/bulk-rows.ts";
 import { bare, type Queryable } from "../pg/database.ts";
 import type { Statement } from "../pg/session.ts";
 
@@ -18,11 +19,16 @@ export function insertCreationsStatements(
   return [
     sql`
       INSERT INTO contract_creations (chain_id, address, block_number, block_time, tx_hash, creator, minter, source)
-      SELECT ${chainId}, decode(a, 'hex'), b, to_timestamp(t), decode(tx, 'hex'), decode(c, 'hex'), decode(m, 'hex'), ${source}
-      FROM unnest(${creations.map((c) => bare(c.address))}::text[], ${creations.map((c) => c.blockNumber)}::bigint[],
-                  ${creations.map((c) => timeOf(c.blockNumber))}::bigint[], ${creations.map((c) => bare(c.txHash))}::text[],
-                  ${creations.map((c) => bare(c.creator))}::text[], ${creations.map((c) => bare(c.txFrom))}::text[])
-        AS u(a, b, t, tx, c, m)
+      SELECT ${chainId}, decode(a, 'hex'), b::bigint, to_timestamp(t::bigint), decode(tx, 'hex'), decode(c, 'hex'),
+             decode(m, 'hex'), ${source}
+      FROM ${bulkRows(sql, {
+        a: joinColumn(creations.map((c) => bare(c.address))),
+        b: joinColumn(creations.map((c) => c.blockNumber)),
+        t: joinColumn(creations.map((c) => timeOf(c.blockNumber))),
+        tx: joinColumn(creations.map((c) => bare(c.txHash))),
+        c: joinColumn(creations.map((c) => bare(c.creator))),
+        m: joinColumn(creations.map((c) => bare(c.txFrom))),
+      })}
       ON CONFLICT (chain_id, address) DO NOTHING`,
   ];
 }

@@ -5,15 +5,20 @@
  */
 import type { Address } from "../../core/hex.ts";
 import type { ContractType } from "../../core/types.ts";
+import { bulkRows, joinColumn } from "../pg/bulk-rows.ts";
 import { bare, openClientLike, type Queryable, type Sql, toHex } from "../pg/database.ts";
 
 /**
- * The client the metadata worker writes through: commits do not wait for the WAL to reach disk,
- * as the indexer's batches do not. An outcome lost in a server crash leaves its token queued, to
- * be fetched again; the wait saved is most of what storing an outcome costs.
+ * The client the metadata worker takes and stores tokens through, a pool of its own: commits do
+ * not wait for the WAL to reach disk, as the indexer's batches do not. An outcome lost in a server
+ * crash leaves its token queued, to be fetched again; the wait saved is most of what storing an
+ * outcome costs.
  */
 export function openMetadataClient(pool: Sql, connections: number): Sql {
-  return openClientLike(pool, { max: connections, connection: { synchronous_commit: "off" } });
+  return openClientLike(pool, {
+    max: connections,
+    connection: { synchronous_commit: "off", application_name: "mintlens-metadata" },
+  });
 }
 
 export interface QueuedToken {
@@ -194,8 +199,10 @@ export async function queueTokens(
   const rows = await sql`
     INSERT INTO metadata_queue (chain_id, contract, token_id, reason)
     SELECT DISTINCT ${chainId}::bigint, decode(c, 'hex'), t::numeric, ${reason}
-    FROM ROWS FROM (string_to_table(${tokens.map((t) => bare(t.contract)).join(",")}, ','),
-                    string_to_table(${tokens.map((t) => t.tokenId.toString()).join(",")}, ',')) AS u(c, t)
+    FROM ${bulkRows(sql, {
+      c: joinColumn(tokens.map((t) => bare(t.contract))),
+      t: joinColumn(tokens.map((t) => t.tokenId)),
+    })}
     WHERE EXISTS (SELECT 1 FROM tokens k
                   WHERE k.chain_id = ${chainId} AND k.contract = decode(u.c, 'hex') AND k.token_id = u.t::numeric)
        OR EXISTS (SELECT 1 FROM token_balances b

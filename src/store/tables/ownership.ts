@@ -1,22 +1,18 @@
 import type { Address } from "../../core/hex.ts";
-import { bare, column, type Queryable, toHex } from "../pg/database.ts";
+import { bulkRows, joinColumn } from "../pg/bulk-rows.ts";
+import { bare, type Queryable, toHex } from "../pg/database.ts";
 import { runInOrder, type Statement } from "../pg/session.ts";
 
-/** Everything a run of transfers changes in ownership and supply, in the form the store applies it. */
+/**
+ * Everything a run of transfers changes in ownership and supply, in the form the store applies it.
+ * (Its fifteen-minute buckets are the rollups' to write.)
+ */
 export interface OwnershipChanges {
   balances: ReadonlyArray<{ contract: Address; tokenId: bigint; holder: Address; delta: bigint }>;
   /** New absolute units per touched (collection, holder); zero removes the holder. */
   holders: ReadonlyArray<{ contract: Address; holder: Address; units: bigint }>;
   collections: ReadonlyArray<{
     contract: Address;
-    minted: bigint;
-    burned: bigint;
-    holders: number;
-    transfers: number;
-  }>;
-  buckets: ReadonlyArray<{
-    contract: Address;
-    start: number;
     minted: bigint;
     burned: bigint;
     holders: number;
@@ -34,8 +30,11 @@ export async function holderUnits(
   if (pairs.length === 0) return units;
   const rows = await sql<{ contract: Uint8Array; holder: Uint8Array; units: string }[]>`
     SELECT h.contract, h.holder, h.units
-    FROM unnest(string_to_array(${column(pairs.map((p) => bare(p.contract)))}, ','),
-                string_to_array(${column(pairs.map((p) => bare(p.holder)))}, ',')) AS u(c, h)
+    FROM ${bulkRows(
+      sql,
+      { c: joinColumn(pairs.map((p) => bare(p.contract))), h: joinColumn(pairs.map((p) => bare(p.holder))) },
+      { joined: true },
+    )}
     JOIN collection_holders h
       ON h.chain_id = ${chainId} AND h.contract = decode(u.c, 'hex') AND h.holder = decode(u.h, 'hex')`;
   for (const row of rows) units.set(toHex(row.contract) + toHex(row.holder), BigInt(row.units));
@@ -49,65 +48,40 @@ export async function holderUnits(
 export interface EncodedOwnership {
   balances?: { contracts: string; tokenIds: string; holders: string; deltas: string };
   holders?: { contracts: string; holders: string; units: string };
-  collections?: {
-    contracts: string[];
-    minted: string[];
-    burned: string[];
-    holders: number[];
-    transfers: number[];
-  };
-  buckets?: {
-    contracts: string[];
-    starts: number[];
-    minted: string[];
-    burned: string[];
-    holders: number[];
-    transfers: number[];
-  };
+  collections?: { contracts: string; minted: string; burned: string; holders: string; transfers: string };
 }
 
 /** `sign` -1 encodes the changes in reverse (a rollback); holders are always set to the absolute units given. */
 export function encodeOwnership(changes: OwnershipChanges, sign: 1 | -1 = 1): EncodedOwnership {
   const s = BigInt(sign);
-  const { balances, holders, collections, buckets } = changes;
+  const { balances, holders, collections } = changes;
   return {
     balances:
       balances.length === 0
         ? undefined
         : {
-            contracts: column(balances.map((b) => bare(b.contract))),
-            tokenIds: column(balances.map((b) => b.tokenId)),
-            holders: column(balances.map((b) => bare(b.holder))),
-            deltas: column(balances.map((b) => b.delta * s)),
+            contracts: joinColumn(balances.map((b) => bare(b.contract))),
+            tokenIds: joinColumn(balances.map((b) => b.tokenId)),
+            holders: joinColumn(balances.map((b) => bare(b.holder))),
+            deltas: joinColumn(balances.map((b) => b.delta * s)),
           },
     holders:
       holders.length === 0
         ? undefined
         : {
-            contracts: column(holders.map((h) => bare(h.contract))),
-            holders: column(holders.map((h) => bare(h.holder))),
-            units: column(holders.map((h) => h.units)),
+            contracts: joinColumn(holders.map((h) => bare(h.contract))),
+            holders: joinColumn(holders.map((h) => bare(h.holder))),
+            units: joinColumn(holders.map((h) => h.units)),
           },
     collections:
       collections.length === 0
         ? undefined
         : {
-            contracts: collections.map((c) => bare(c.contract)),
-            minted: collections.map((c) => (c.minted * s).toString()),
-            burned: collections.map((c) => (c.burned * s).toString()),
-            holders: collections.map((c) => c.holders * sign),
-            transfers: collections.map((c) => c.transfers * sign),
-          },
-    buckets:
-      buckets.length === 0
-        ? undefined
-        : {
-            contracts: buckets.map((b) => bare(b.contract)),
-            starts: buckets.map((b) => b.start),
-            minted: buckets.map((b) => (b.minted * s).toString()),
-            burned: buckets.map((b) => (b.burned * s).toString()),
-            holders: buckets.map((b) => b.holders * sign),
-            transfers: buckets.map((b) => b.transfers * sign),
+            contracts: joinColumn(collections.map((c) => bare(c.contract))),
+            minted: joinColumn(collections.map((c) => c.minted * s)),
+            burned: joinColumn(collections.map((c) => c.burned * s)),
+            holders: joinColumn(collections.map((c) => c.holders * sign)),
+            transfers: joinColumn(collections.map((c) => c.transfers * sign)),
           },
   };
 }
@@ -123,15 +97,17 @@ export async function applyOwnership(
 
 /** The statements that apply encoded changes, built but not sent: the caller runs them. */
 export function ownershipStatements(sql: Queryable, chainId: number, encoded: EncodedOwnership): Statement[] {
-  const { balances, holders, collections, buckets } = encoded;
+  const { balances, holders, collections } = encoded;
   const statements: Statement[] = [];
   if (balances) {
     statements.push(sql`
       MERGE INTO token_balances t
       USING (SELECT decode(c, 'hex') AS contract, tid::numeric AS token_id, decode(h, 'hex') AS holder, d::numeric AS delta
-             FROM unnest(string_to_array(${balances.contracts}, ','), string_to_array(${balances.tokenIds}, ','),
-                         string_to_array(${balances.holders}, ','), string_to_array(${balances.deltas}, ','))
-               AS u(c, tid, h, d)) s
+             FROM ${bulkRows(
+               sql,
+               { c: balances.contracts, tid: balances.tokenIds, h: balances.holders, d: balances.deltas },
+               { joined: true },
+             )}) s
       ON t.chain_id = ${chainId} AND t.contract = s.contract AND t.token_id = s.token_id AND t.holder = s.holder
       WHEN MATCHED AND t.amount + s.delta = 0 THEN DELETE
       WHEN MATCHED THEN UPDATE SET amount = t.amount + s.delta
@@ -142,8 +118,7 @@ export function ownershipStatements(sql: Queryable, chainId: number, encoded: En
     statements.push(sql`
       MERGE INTO collection_holders t
       USING (SELECT decode(c, 'hex') AS contract, decode(h, 'hex') AS holder, n::numeric AS units
-             FROM unnest(string_to_array(${holders.contracts}, ','), string_to_array(${holders.holders}, ','),
-                         string_to_array(${holders.units}, ',')) AS u(c, h, n)) s
+             FROM ${bulkRows(sql, { c: holders.contracts, h: holders.holders, n: holders.units }, { joined: true })}) s
       ON t.chain_id = ${chainId} AND t.contract = s.contract AND t.holder = s.holder
       WHEN MATCHED AND s.units = 0 THEN DELETE
       WHEN MATCHED THEN UPDATE SET units = s.units
@@ -153,41 +128,29 @@ export function ownershipStatements(sql: Queryable, chainId: number, encoded: En
   if (collections) {
     statements.push(sql`
       INSERT INTO collection_stats AS t (chain_id, contract, minted, burned, holders, transfers)
-      SELECT ${chainId}, decode(c, 'hex'), m::numeric, b::numeric, h, n
-      FROM unnest(${collections.contracts}::text[], ${collections.minted}::text[], ${collections.burned}::text[],
-                  ${collections.holders}::bigint[], ${collections.transfers}::bigint[]) AS u(c, m, b, h, n)
+      SELECT ${chainId}, decode(c, 'hex'), m::numeric, b::numeric, h::bigint, n::bigint
+      FROM ${bulkRows(sql, {
+        c: collections.contracts,
+        m: collections.minted,
+        b: collections.burned,
+        h: collections.holders,
+        n: collections.transfers,
+      })}
       ON CONFLICT (chain_id, contract) DO UPDATE SET
         minted = t.minted + excluded.minted, burned = t.burned + excluded.burned,
         holders = t.holders + excluded.holders, transfers = t.transfers + excluded.transfers`);
   }
-  if (buckets) {
-    statements.push(sql`
-      INSERT INTO collection_buckets AS t (chain_id, contract, bucket_start, minted, burned, holders_delta, transfers)
-      SELECT ${chainId}, decode(c, 'hex'), to_timestamp(st), m::numeric, b::numeric, h, n
-      FROM unnest(${buckets.contracts}::text[], ${buckets.starts}::bigint[], ${buckets.minted}::text[],
-                  ${buckets.burned}::text[], ${buckets.holders}::bigint[], ${buckets.transfers}::bigint[])
-        AS u(c, st, m, b, h, n)
-      ON CONFLICT (chain_id, contract, bucket_start) DO UPDATE SET
-        minted = t.minted + excluded.minted, burned = t.burned + excluded.burned,
-        holders_delta = t.holders_delta + excluded.holders_delta, transfers = t.transfers + excluded.transfers`);
-  }
   return statements;
 }
 
-/** After a rollback: buckets and collections the rollback emptied are removed (only those it touched are looked at). */
-export async function pruneAfterRollback(
+/** After a rollback: collections the rollback emptied are removed (only those it touched are looked at). */
+export async function pruneCollectionsAfterRollback(
   sql: Queryable,
   chainId: number,
-  changes: OwnershipChanges,
+  changes: Pick<OwnershipChanges, "collections">,
 ): Promise<void> {
-  const { buckets, collections } = changes;
-  await sql`
-    DELETE FROM collection_buckets t
-    USING unnest(${buckets.map((k) => bare(k.contract))}::text[], ${buckets.map((k) => k.start)}::bigint[]) AS u(c, st)
-    WHERE t.chain_id = ${chainId} AND t.contract = decode(u.c, 'hex') AND t.bucket_start = to_timestamp(u.st)
-      AND t.transfers = 0`;
   await sql`
     DELETE FROM collection_stats t
-    USING unnest(${collections.map((k) => bare(k.contract))}::text[]) AS u(c)
+    USING ${bulkRows(sql, { c: joinColumn(changes.collections.map((k) => bare(k.contract))) }, { joined: true })}
     WHERE t.chain_id = ${chainId} AND t.contract = decode(u.c, 'hex') AND t.transfers = 0`;
 }

@@ -1,5 +1,6 @@
 import type { Address } from "../../core/hex.ts";
 import type { PoolState } from "../../core/types.ts";
+import { bulkRows, joinColumn } from "../pg/bulk-rows.ts";
 import { bare, type Queryable, toHex } from "../pg/database.ts";
 import type { Statement } from "../pg/session.ts";
 
@@ -15,26 +16,35 @@ export function poolStateStatements(
   if (states.length === 0) return [];
   const last = new Map<string, PoolState>();
   for (const s of states) last.set(`${s.pool}:${s.blockNumber}`, s);
-  const json = JSON.stringify(
-    [...last.values()].map((s) => ({
-      p: bare(s.pool),
-      b: s.blockNumber,
-      li: s.logIndex,
-      r0: s.reserve0?.toString() ?? null,
-      r1: s.reserve1?.toString() ?? null,
-      sp: s.sqrtPriceX96?.toString() ?? null,
-    })),
-  );
+  const rows = [...last.values()];
   return [
     sql`
     INSERT INTO pool_states (chain_id, pool, block_number, log_index, reserve0, reserve1, sqrt_price_x96)
-    SELECT ${chainId}, decode(p, 'hex'), b, li, r0::numeric, r1::numeric, sp::numeric
-    FROM jsonb_to_recordset(${json}::text::jsonb) AS r(p text, b bigint, li integer, r0 text, r1 text, sp text)`,
+    SELECT ${chainId}, decode(p, 'hex'), b::bigint, li::integer, nullif(r0, '')::numeric, nullif(r1, '')::numeric,
+           nullif(sp, '')::numeric
+    FROM ${bulkRows(sql, {
+      p: joinColumn(rows.map((s) => bare(s.pool))),
+      b: joinColumn(rows.map((s) => s.blockNumber)),
+      li: joinColumn(rows.map((s) => s.logIndex)),
+      r0: joinColumn(rows.map((s) => s.reserve0 ?? null)),
+      r1: joinColumn(rows.map((s) => s.reserve1 ?? null)),
+      sp: joinColumn(rows.map((s) => s.sqrtPriceX96 ?? null)),
+    })}`,
   ];
 }
 
-/** The last stored state of every pool at or before `block`: what the exchange rates resume from. */
-export async function latestPoolStates(sql: Queryable, chainId: number, block: number): Promise<PoolState[]> {
+/**
+ * The last stored state of each of `pools` at or before `block`: what the exchange rates resume
+ * from. One probe of the key per pool, read backwards from `block`, so the cost does not grow with
+ * the table (ordering the whole table by pool and block, as a DISTINCT ON does, sorts every row).
+ */
+export async function latestPoolStates(
+  sql: Queryable,
+  chainId: number,
+  pools: readonly { address: Address }[],
+  block: number,
+): Promise<PoolState[]> {
+  if (pools.length === 0) return [];
   const rows = await sql<
     {
       pool: Uint8Array;
@@ -45,9 +55,13 @@ export async function latestPoolStates(sql: Queryable, chainId: number, block: n
       sqrt_price_x96: string | null;
     }[]
   >`
-    SELECT DISTINCT ON (pool) pool, block_number, log_index, reserve0, reserve1, sqrt_price_x96
-    FROM pool_states WHERE chain_id = ${chainId} AND block_number <= ${block}
-    ORDER BY pool, block_number DESC, log_index DESC`;
+    SELECT s.pool, s.block_number, s.log_index, s.reserve0, s.reserve1, s.sqrt_price_x96
+    FROM unnest(${[...new Set(pools.map((p) => bare(p.address.toLowerCase())))]}::text[]) AS p(hex)
+    CROSS JOIN LATERAL (
+      SELECT pool, block_number, log_index, reserve0, reserve1, sqrt_price_x96 FROM pool_states
+      WHERE chain_id = ${chainId} AND pool = decode(p.hex, 'hex') AND block_number <= ${block}
+      ORDER BY block_number DESC, log_index DESC
+      LIMIT 1) s`;
   return rows.map((r) => ({
     pool: toHex(r.pool) as Address,
     blockNumber: Number(r.block_number),

@@ -1,5 +1,6 @@
 import type { Address } from "../../core/hex.ts";
-import { bare, column, type Queryable, toHex } from "../pg/database.ts";
+import { bulkRows, joinColumn } from "../pg/bulk-rows.ts";
+import { bare, type Queryable, toHex } from "../pg/database.ts";
 import type { Statement } from "../pg/session.ts";
 
 /** A trade as stored: everything a sale row and its payment rows hold, amounts in base units. */
@@ -25,17 +26,6 @@ export interface SaleRow {
   market: string;
   flags: readonly string[];
   payments: readonly { token: Address; amount: bigint; nativeValue: bigint | undefined }[];
-}
-
-/** Sales in one fifteen-minute bucket of one collection; unit prices in wei, rounded down. */
-export interface SaleBucketDelta {
-  contract: Address;
-  start: number;
-  sales: number;
-  units: bigint;
-  volume: bigint;
-  minUnitPrice: bigint;
-  maxUnitPrice: bigint;
 }
 
 /** Sales and their payments as the columns of the statements that insert them (see `column`). */
@@ -69,9 +59,9 @@ const SALE_COLUMNS = [
 const PAYMENT_COLUMNS = ["c", "b", "li", "sq", "s", "t", "a", "nv"] as const;
 
 /**
- * Separates a sale's flags inside its column; flags and market labels are the indexer's own words.
- * A column of one empty value is no value at all to `string_to_table`, and `ROWS FROM` pads it
- * with NULL: hence the COALESCE and NULLIF around the columns that can be empty.
+ * Separates a sale's flags inside its column; flags and market labels are the indexer's own words,
+ * and never hold a comma. Empty labels and flags arrive as NULL or '' (see `bulkRows`): hence the
+ * COALESCE and NULLIF around the columns that can be empty.
  */
 const FLAG_SEPARATOR = "|";
 
@@ -87,46 +77,41 @@ export function encodeSales(rows: readonly SaleRow[]): EncodedSales {
   return {
     count: rows.length,
     sales: {
-      c: column(rows.map((r) => bare(r.contract))),
-      id: column(rows.map((r) => r.tokenId)),
-      b: column(rows.map((r) => r.blockNumber)),
-      li: column(rows.map((r) => r.logIndex)),
-      sq: column(rows.map((r) => r.seq)),
-      s: column(rows.map((r) => bare(r.seller))),
-      bu: column(rows.map((r) => bare(r.buyer))),
-      tx: column(rows.map((r) => bare(r.txHash))),
-      ti: column(rows.map((r) => r.txIndex)),
-      tm: column(rows.map((r) => r.time)),
-      k: column(rows.map((r) => r.kind)),
-      q: column(rows.map((r) => r.quantity)),
-      np: column(rows.map((r) => r.nativePaid)),
-      fp: column(rows.map((r) => r.fungiblePaid)),
-      tn: column(rows.map((r) => r.totalNative)),
+      c: joinColumn(rows.map((r) => bare(r.contract))),
+      id: joinColumn(rows.map((r) => r.tokenId)),
+      b: joinColumn(rows.map((r) => r.blockNumber)),
+      li: joinColumn(rows.map((r) => r.logIndex)),
+      sq: joinColumn(rows.map((r) => r.seq)),
+      s: joinColumn(rows.map((r) => bare(r.seller))),
+      bu: joinColumn(rows.map((r) => bare(r.buyer))),
+      tx: joinColumn(rows.map((r) => bare(r.txHash))),
+      ti: joinColumn(rows.map((r) => r.txIndex)),
+      tm: joinColumn(rows.map((r) => r.time)),
+      k: joinColumn(rows.map((r) => r.kind)),
+      q: joinColumn(rows.map((r) => r.quantity)),
+      np: joinColumn(rows.map((r) => r.nativePaid)),
+      fp: joinColumn(rows.map((r) => r.fungiblePaid)),
+      tn: joinColumn(rows.map((r) => r.totalNative)),
       // Empty for no USD value: NULL in the row.
-      usd: column(rows.map((r) => r.totalUsd ?? "")),
-      ab: column(rows.map((r) => label(r.attributedBy))),
-      m: column(rows.map((r) => label(r.market))),
-      f: column(rows.map((r) => r.flags.map(label).join(FLAG_SEPARATOR))),
+      usd: joinColumn(rows.map((r) => r.totalUsd ?? "")),
+      ab: joinColumn(rows.map((r) => label(r.attributedBy))),
+      m: joinColumn(rows.map((r) => label(r.market))),
+      f: joinColumn(rows.map((r) => r.flags.map(label).join(FLAG_SEPARATOR))),
     },
     payments: {
-      c: column(paid.map(({ r }) => bare(r.contract))),
-      b: column(paid.map(({ r }) => r.blockNumber)),
-      li: column(paid.map(({ r }) => r.logIndex)),
-      sq: column(paid.map(({ r }) => r.seq)),
-      s: column(paid.map(({ r }) => bare(r.seller))),
-      t: column(paid.map(({ p }) => bare(p.token))),
-      a: column(paid.map(({ p }) => p.amount)),
-      nv: column(paid.map(({ p }) => (p.nativeValue === undefined ? "" : p.nativeValue))),
+      c: joinColumn(paid.map(({ r }) => bare(r.contract))),
+      b: joinColumn(paid.map(({ r }) => r.blockNumber)),
+      li: joinColumn(paid.map(({ r }) => r.logIndex)),
+      sq: joinColumn(paid.map(({ r }) => r.seq)),
+      s: joinColumn(paid.map(({ r }) => bare(r.seller))),
+      t: joinColumn(paid.map(({ p }) => bare(p.token))),
+      a: joinColumn(paid.map(({ p }) => p.amount)),
+      nv: joinColumn(paid.map(({ p }) => (p.nativeValue === undefined ? "" : p.nativeValue))),
     },
   };
 }
 
-export function salesStatements(
-  sql: Queryable,
-  chainId: number,
-  encoded: EncodedSales,
-  buckets: readonly SaleBucketDelta[],
-): Statement[] {
+export function salesStatements(sql: Queryable, chainId: number, encoded: EncodedSales): Statement[] {
   if (encoded.count === 0) return [];
   const e = encoded.sales;
   const p = encoded.payments;
@@ -139,48 +124,14 @@ export function salesStatements(
            decode(bu, 'hex'), decode(tx, 'hex'), ti::integer, to_timestamp(tm::bigint), k, q::numeric, np::numeric,
            fp::numeric, tn::numeric, NULLIF(usd, '')::numeric, ab, COALESCE(m, ''),
            COALESCE(string_to_array(NULLIF(f, ''), ${FLAG_SEPARATOR}), '{}')
-    FROM ROWS FROM (string_to_table(${e.c}, ','), string_to_table(${e.id}, ','), string_to_table(${e.b}, ','),
-                string_to_table(${e.li}, ','), string_to_table(${e.sq}, ','), string_to_table(${e.s}, ','),
-                string_to_table(${e.bu}, ','), string_to_table(${e.tx}, ','), string_to_table(${e.ti}, ','),
-                string_to_table(${e.tm}, ','), string_to_table(${e.k}, ','), string_to_table(${e.q}, ','),
-                string_to_table(${e.np}, ','), string_to_table(${e.fp}, ','), string_to_table(${e.tn}, ','),
-                string_to_table(${e.usd}, ','), string_to_table(${e.ab}, ','), string_to_table(${e.m}, ','),
-                string_to_table(${e.f}, ','))
-      AS u(c, id, b, li, sq, s, bu, tx, ti, tm, k, q, np, fp, tn, usd, ab, m, f)`,
+    FROM ${bulkRows(sql, e)}`,
   ];
   if (p.c !== "") {
     statements.push(sql`
     INSERT INTO sale_payments (chain_id, contract, block_number, log_index, seq, seller, token, amount, native_value)
     SELECT ${chainId}, decode(c, 'hex'), b::bigint, li::integer, sq::integer, decode(s, 'hex'), decode(t, 'hex'),
            a::numeric, NULLIF(nv, '')::numeric
-    FROM ROWS FROM (string_to_table(${p.c}, ','), string_to_table(${p.b}, ','), string_to_table(${p.li}, ','),
-                string_to_table(${p.sq}, ','), string_to_table(${p.s}, ','), string_to_table(${p.t}, ','),
-                string_to_table(${p.a}, ','), string_to_table(${p.nv}, ','))
-      AS u(c, b, li, sq, s, t, a, nv)`);
-  }
-  if (buckets.length > 0) {
-    const json = JSON.stringify(
-      buckets.map((k) => ({
-        c: bare(k.contract),
-        st: k.start,
-        n: k.sales,
-        u: k.units.toString(),
-        v: k.volume.toString(),
-        lo: k.minUnitPrice.toString(),
-        hi: k.maxUnitPrice.toString(),
-      })),
-    );
-    statements.push(sql`
-    INSERT INTO collection_buckets AS t (chain_id, contract, bucket_start, sales, sold_units, volume, min_unit_price,
-                                         max_unit_price)
-    SELECT ${chainId}, decode(c, 'hex'), to_timestamp(st), n, u::numeric, v::numeric, lo::numeric, hi::numeric
-    FROM jsonb_to_recordset(${json}::text::jsonb) AS r(c text, st bigint, n bigint, u text, v text, lo text, hi text)
-    ON CONFLICT (chain_id, contract, bucket_start) DO UPDATE SET
-      sales = t.sales + excluded.sales,
-      sold_units = t.sold_units + excluded.sold_units,
-      volume = t.volume + excluded.volume,
-      min_unit_price = LEAST(t.min_unit_price, excluded.min_unit_price),
-      max_unit_price = GREATEST(t.max_unit_price, excluded.max_unit_price)`);
+    FROM ${bulkRows(sql, p)}`);
   }
   return statements;
 }
@@ -230,35 +181,26 @@ export async function lastSales(
   return found;
 }
 
-/**
- * Takes back the sales of blocks after `ancestor`: their counts, units and volume leave their
- * buckets, and each bucket's extreme prices are worked out again from the sales it keeps (an
- * extreme cannot be subtracted).
- */
-export async function rollbackSalesAfter(sql: Queryable, chainId: number, ancestor: number): Promise<void> {
-  await sql`
-    WITH gone AS (
-      SELECT contract, date_bin('15 minutes', block_time, TIMESTAMPTZ 'epoch') AS bucket_start,
-             count(*) AS n, sum(quantity) AS u, sum(total_native) AS v
-      FROM sales WHERE chain_id = ${chainId} AND block_number > ${ancestor} AND kind = 'sale'
-      GROUP BY 1, 2)
-    UPDATE collection_buckets t SET sales = t.sales - g.n, sold_units = t.sold_units - g.u, volume = t.volume - g.v,
-      min_unit_price = NULL, max_unit_price = NULL
-    FROM gone g
-    WHERE t.chain_id = ${chainId} AND t.contract = g.contract AND t.bucket_start = g.bucket_start`;
+/** The priced sales of blocks after `ancestor`: what the rollups take back on a rollback. */
+export async function salesAfter(
+  sql: Queryable,
+  chainId: number,
+  ancestor: number,
+): Promise<{ contract: Address; time: number; quantity: bigint; totalNative: bigint }[]> {
+  const rows = await sql<{ contract: Uint8Array; time: string; quantity: string; total_native: string }[]>`
+    SELECT contract, extract(epoch FROM block_time)::bigint AS time, quantity, total_native FROM sales
+    WHERE chain_id = ${chainId} AND block_number > ${ancestor} AND kind = 'sale'`;
+  return rows.map((r) => ({
+    contract: toHex(r.contract) as Address,
+    time: Number(r.time),
+    quantity: BigInt(r.quantity),
+    totalNative: BigInt(r.total_native),
+  }));
+}
+
+export async function deleteSalesAfter(sql: Queryable, chainId: number, ancestor: number): Promise<void> {
   await sql`DELETE FROM sale_payments WHERE chain_id = ${chainId} AND block_number > ${ancestor}`;
   await sql`DELETE FROM sales WHERE chain_id = ${chainId} AND block_number > ${ancestor}`;
-  await sql`
-    UPDATE collection_buckets t SET min_unit_price = m.lo, max_unit_price = m.hi
-    FROM (
-      SELECT s.contract, date_bin('15 minutes', s.block_time, TIMESTAMPTZ 'epoch') AS bucket_start,
-             min(trunc(s.total_native / s.quantity)) AS lo, max(trunc(s.total_native / s.quantity)) AS hi
-      FROM sales s
-      JOIN collection_buckets b ON b.chain_id = s.chain_id AND b.contract = s.contract
-        AND s.block_time >= b.bucket_start AND s.block_time < b.bucket_start + interval '15 minutes'
-      WHERE s.chain_id = ${chainId} AND s.kind = 'sale' AND b.sales > 0 AND b.min_unit_price IS NULL
-      GROUP BY 1, 2) m
-    WHERE t.chain_id = ${chainId} AND t.contract = m.contract AND t.bucket_start = m.bucket_start`;
 }
 
 /** The latest bid event of a punk: its bidder and value (0 once withdrawn). */
@@ -284,21 +226,18 @@ export function punkBidStatements(
   }[],
 ): Statement[] {
   if (bids.length === 0) return [];
-  const json = JSON.stringify(
-    bids.map((b) => ({
-      c: bare(b.contract),
-      p: b.punkIndex.toString(),
-      b: b.blockNumber,
-      li: b.logIndex,
-      bi: bare(b.bidder),
-      v: b.value.toString(),
-    })),
-  );
   return [
     sql`
     INSERT INTO punk_bids (chain_id, contract, punk_index, block_number, log_index, bidder, value)
-    SELECT ${chainId}, decode(c, 'hex'), p::numeric, b, li, decode(bi, 'hex'), v::numeric
-    FROM jsonb_to_recordset(${json}::text::jsonb) AS r(c text, p text, b bigint, li integer, bi text, v text)`,
+    SELECT ${chainId}, decode(c, 'hex'), p::numeric, b::bigint, li::integer, decode(bi, 'hex'), v::numeric
+    FROM ${bulkRows(sql, {
+      c: joinColumn(bids.map((b) => bare(b.contract))),
+      p: joinColumn(bids.map((b) => b.punkIndex)),
+      b: joinColumn(bids.map((b) => b.blockNumber)),
+      li: joinColumn(bids.map((b) => b.logIndex)),
+      bi: joinColumn(bids.map((b) => bare(b.bidder))),
+      v: joinColumn(bids.map((b) => b.value)),
+    })}`,
   ];
 }
 

@@ -1,4 +1,5 @@
 import type { Address, Hex } from "../../core/hex.ts";
+import { bulkRows, joinColumn } from "../pg/bulk-rows.ts";
 import { bare, type Queryable } from "../pg/database.ts";
 import type { Statement } from "../pg/session.ts";
 
@@ -24,11 +25,15 @@ export function insertSkippedLogsStatements(
   return [
     sql`
       INSERT INTO skipped_logs (chain_id, block_number, log_index, contract, tx_hash, reason, tokens)
-      SELECT ${chainId}, b, i, decode(c, 'hex'), decode(tx, 'hex'), r, nullif(n, '')::numeric
-      FROM unnest(${logs.map((l) => l.blockNumber)}::bigint[], ${logs.map((l) => l.logIndex)}::int[],
-                  ${logs.map((l) => bare(l.contract))}::text[], ${logs.map((l) => bare(l.txHash))}::text[],
-                  ${logs.map((l) => l.reason)}::text[], ${logs.map((l) => l.tokens?.toString() ?? "")}::text[])
-        AS u(b, i, c, tx, r, n)
+      SELECT ${chainId}, b::bigint, i::integer, decode(c, 'hex'), decode(tx, 'hex'), r, nullif(n, '')::numeric
+      FROM ${bulkRows(sql, {
+        b: joinColumn(logs.map((l) => l.blockNumber)),
+        i: joinColumn(logs.map((l) => l.logIndex)),
+        c: joinColumn(logs.map((l) => bare(l.contract))),
+        tx: joinColumn(logs.map((l) => bare(l.txHash))),
+        r: joinColumn(logs.map((l) => l.reason)),
+        n: joinColumn(logs.map((l) => l.tokens ?? null)),
+      })}
       ON CONFLICT (chain_id, block_number, log_index) DO NOTHING`,
   ];
 }

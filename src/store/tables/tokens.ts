@@ -1,6 +1,7 @@
 import { isBurnAddress } from "../../core/burn.ts";
 import type { MetadataUpdate, NftTransfer } from "../../core/types.ts";
-import { bare, column, type Queryable } from "../pg/database.ts";
+import { bulkRows, joinColumn } from "../pg/bulk-rows.ts";
+import { bare, type Queryable } from "../pg/database.ts";
 import type { Statement } from "../pg/session.ts";
 
 /** A batch's mints, first of each token, as the columns of the statement that records them. */
@@ -31,13 +32,13 @@ export function encodeMints(
   }
   return {
     rows: mints.length,
-    contracts: column(mints.map((t) => bare(t.contract))),
-    tokenIds: column(mints.map((t) => t.tokenId)),
-    blocks: column(mints.map((t) => t.blockNumber)),
-    logIndexes: column(mints.map((t) => t.logIndex)),
-    seqs: column(mints.map((t) => t.seq)),
-    txHashes: column(mints.map((t) => bare(t.txHash))),
-    times: column(mints.map((t) => timeOf(t.blockNumber))),
+    contracts: joinColumn(mints.map((t) => bare(t.contract))),
+    tokenIds: joinColumn(mints.map((t) => t.tokenId)),
+    blocks: joinColumn(mints.map((t) => t.blockNumber)),
+    logIndexes: joinColumn(mints.map((t) => t.logIndex)),
+    seqs: joinColumn(mints.map((t) => t.seq)),
+    txHashes: joinColumn(mints.map((t) => bare(t.txHash))),
+    times: joinColumn(mints.map((t) => timeOf(t.blockNumber))),
   };
 }
 
@@ -51,10 +52,7 @@ export function mintStatements(sql: Queryable, chainId: number, e: EncodedMints)
       INSERT INTO tokens (chain_id, contract, token_id, block_number, log_index, seq, tx_hash, block_time)
       SELECT ${chainId}, decode(c, 'hex'), tid::numeric, b::bigint, li::integer, sq::integer, decode(tx, 'hex'),
              to_timestamp(tm::bigint)
-      FROM ROWS FROM (string_to_table(${e.contracts}, ','), string_to_table(${e.tokenIds}, ','),
-                  string_to_table(${e.blocks}, ','), string_to_table(${e.logIndexes}, ','),
-                  string_to_table(${e.seqs}, ','), string_to_table(${e.txHashes}, ','), string_to_table(${e.times}, ','))
-        AS u(c, tid, b, li, sq, tx, tm)
+      FROM ${bulkRows(sql, { c: e.contracts, tid: e.tokenIds, b: e.blocks, li: e.logIndexes, sq: e.seqs, tx: e.txHashes, tm: e.times })}
       ON CONFLICT (chain_id, contract, token_id) DO NOTHING
       RETURNING contract, token_id)
     INSERT INTO metadata_queue (chain_id, contract, token_id, reason)
@@ -81,9 +79,11 @@ export function metadataUpdateStatements(
     sql`
     INSERT INTO metadata_queue (chain_id, contract, token_id, reason)
     SELECT ${chainId}::bigint, t.contract, t.token_id, 'update'
-    FROM ROWS FROM (string_to_table(${column(updates.map((u) => bare(u.contract)))}, ','),
-                    string_to_table(${column(updates.map((u) => u.fromTokenId))}, ','),
-                    string_to_table(${column(updates.map((u) => u.toTokenId))}, ',')) AS u(c, lo, hi)
+    FROM ${bulkRows(sql, {
+      c: joinColumn(updates.map((u) => bare(u.contract))),
+      lo: joinColumn(updates.map((u) => u.fromTokenId)),
+      hi: joinColumn(updates.map((u) => u.toTokenId)),
+    })}
     JOIN tokens t ON t.chain_id = ${chainId} AND t.contract = decode(u.c, 'hex')
                  AND t.token_id BETWEEN u.lo::numeric AND u.hi::numeric
     WHERE NOT EXISTS (SELECT 1 FROM metadata_queue q

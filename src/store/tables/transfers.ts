@@ -1,6 +1,7 @@
 import type { Address, Hex } from "../../core/hex.ts";
 import type { FungibleTransfer, NftTransfer, TransferStandard } from "../../core/types.ts";
-import { bare, column, type Queryable, toHex } from "../pg/database.ts";
+import { bulkRows, joinColumn } from "../pg/bulk-rows.ts";
+import { bare, type Queryable, toHex } from "../pg/database.ts";
 import type { Statement } from "../pg/session.ts";
 
 type TimeOf = (blockNumber: number) => number;
@@ -35,42 +36,51 @@ export function encodeFungibleTransfers(
 ): EncodedTransfers {
   return {
     rows: transfers.length,
-    contracts: column(transfers.map((t) => bare(t.contract))),
-    blocks: column(transfers.map((t) => t.blockNumber)),
-    logIndexes: column(transfers.map((t) => t.logIndex)),
-    froms: column(transfers.map((t) => bare(t.from))),
-    tos: column(transfers.map((t) => bare(t.to))),
-    amounts: column(transfers.map((t) => t.amount)),
-    txHashes: column(transfers.map((t) => bare(t.txHash))),
-    txIndexes: column(transfers.map((t) => t.txIndex)),
-    times: column(transfers.map((t) => timeOf(t.blockNumber))),
+    contracts: joinColumn(transfers.map((t) => bare(t.contract))),
+    blocks: joinColumn(transfers.map((t) => t.blockNumber)),
+    logIndexes: joinColumn(transfers.map((t) => t.logIndex)),
+    froms: joinColumn(transfers.map((t) => bare(t.from))),
+    tos: joinColumn(transfers.map((t) => bare(t.to))),
+    amounts: joinColumn(transfers.map((t) => t.amount)),
+    txHashes: joinColumn(transfers.map((t) => bare(t.txHash))),
+    txIndexes: joinColumn(transfers.map((t) => t.txIndex)),
+    times: joinColumn(transfers.map((t) => timeOf(t.blockNumber))),
   };
 }
 
 export function encodeNftTransfers(transfers: readonly NftTransfer[], timeOf: TimeOf): EncodedNftTransfers {
   return {
     ...encodeFungibleTransfers(transfers, timeOf),
-    seqs: column(transfers.map((t) => t.seq)),
-    tokenIds: column(transfers.map((t) => t.tokenId)),
-    standards: column(transfers.map((t) => t.standard)),
+    seqs: joinColumn(transfers.map((t) => t.seq)),
+    tokenIds: joinColumn(transfers.map((t) => t.tokenId)),
+    standards: joinColumn(transfers.map((t) => t.standard)),
   };
 }
 
 /** Inserts encoded NFT transfers. A row stored twice violates the primary key: it fails loudly. */
 export function nftTransferStatements(sql: Queryable, chainId: number, e: EncodedNftTransfers): Statement[] {
   if (e.rows === 0) return [];
+  const rows = bulkRows(sql, {
+    c: e.contracts,
+    b: e.blocks,
+    li: e.logIndexes,
+    sq: e.seqs,
+    tid: e.tokenIds,
+    f: e.froms,
+    t: e.tos,
+    a: e.amounts,
+    tx: e.txHashes,
+    ti: e.txIndexes,
+    tm: e.times,
+    st: e.standards,
+  });
   return [
     sql`
     INSERT INTO nft_transfers (chain_id, contract, block_number, log_index, seq, token_id, from_address, to_address,
                                amount, tx_hash, tx_index, block_time, standard)
     SELECT ${chainId}, decode(c, 'hex'), b::bigint, li::integer, sq::integer, tid::numeric, decode(f, 'hex'),
            decode(t, 'hex'), a::numeric, decode(tx, 'hex'), ti::integer, to_timestamp(tm::bigint), st
-    FROM ROWS FROM (string_to_table(${e.contracts}, ','), string_to_table(${e.blocks}, ','),
-                string_to_table(${e.logIndexes}, ','), string_to_table(${e.seqs}, ','),
-                string_to_table(${e.tokenIds}, ','), string_to_table(${e.froms}, ','), string_to_table(${e.tos}, ','),
-                string_to_table(${e.amounts}, ','), string_to_table(${e.txHashes}, ','),
-                string_to_table(${e.txIndexes}, ','), string_to_table(${e.times}, ','),
-                string_to_table(${e.standards}, ',')) AS u(c, b, li, sq, tid, f, t, a, tx, ti, tm, st)`,
+    FROM ${rows}`,
   ];
 }
 
@@ -80,17 +90,24 @@ export function fungibleTransferStatements(
   e: EncodedTransfers,
 ): Statement[] {
   if (e.rows === 0) return [];
+  const rows = bulkRows(sql, {
+    c: e.contracts,
+    b: e.blocks,
+    li: e.logIndexes,
+    f: e.froms,
+    t: e.tos,
+    a: e.amounts,
+    tx: e.txHashes,
+    ti: e.txIndexes,
+    tm: e.times,
+  });
   return [
     sql`
     INSERT INTO fungible_transfers (chain_id, contract, block_number, log_index, from_address, to_address, amount,
                                     tx_hash, tx_index, block_time)
     SELECT ${chainId}, decode(c, 'hex'), b::bigint, li::integer, decode(f, 'hex'), decode(t, 'hex'), a::numeric,
            decode(tx, 'hex'), ti::integer, to_timestamp(tm::bigint)
-    FROM ROWS FROM (string_to_table(${e.contracts}, ','), string_to_table(${e.blocks}, ','),
-                string_to_table(${e.logIndexes}, ','), string_to_table(${e.froms}, ','), string_to_table(${e.tos}, ','),
-                string_to_table(${e.amounts}, ','), string_to_table(${e.txHashes}, ','),
-                string_to_table(${e.txIndexes}, ','), string_to_table(${e.times}, ','))
-      AS u(c, b, li, f, t, a, tx, ti, tm)`,
+    FROM ${rows}`,
   ];
 }
 

@@ -1,18 +1,22 @@
-import type { Address } from "../../core/hex.ts";
-import { bare, type Queryable } from "../pg/database.ts";
-import type { Statement } from "../pg/session.ts";
-
-/** Seconds in one day row. */
-export const DAY_SECONDS = 86_400;
-
-export function dayStart(unixSeconds: number): number {
-  return unixSeconds - (unixSeconds % DAY_SECONDS);
-}
+/**
+ * Each collection's fifteen-minute buckets summed per UTC day, so that a long series or window
+ * reads a day's row rather than its 96 buckets. A touched day is worked out again from its
+ * buckets, within the batch's or the rollback's transaction: a day always equals their sum.
+ */
+import type { Address } from "../core/hex.ts";
+import { DAY_SECONDS, dayStart } from "../core/periods.ts";
+import { bulkRows, joinColumn } from "../store/pg/bulk-rows.ts";
+import { bare, type Queryable } from "../store/pg/database.ts";
+import type { Statement } from "../store/pg/session.ts";
 
 /** The (collection, day) pairs a batch changed buckets of, as the columns of the statements below. */
 export interface TouchedDays {
   contracts: string[];
   days: number[];
+}
+
+function touchedRows(sql: Queryable, touched: TouchedDays) {
+  return bulkRows(sql, { c: joinColumn(touched.contracts), d: joinColumn(touched.days) }, { joined: true });
 }
 
 /** Each distinct (collection, day) of the given buckets (starts in Unix seconds). */
@@ -39,31 +43,32 @@ export function dayStatements(sql: Queryable, chainId: number, touched: TouchedD
   return [
     sql`
     DELETE FROM collection_days t
-    USING unnest(${touched.contracts}::text[], ${touched.days}::bigint[]) AS u(c, d)
-    WHERE t.chain_id = ${chainId} AND t.contract = decode(u.c, 'hex') AND t.day = to_timestamp(u.d)`,
+    USING ${touchedRows(sql, touched)}
+    WHERE t.chain_id = ${chainId} AND t.contract = decode(u.c, 'hex') AND t.day = to_timestamp(u.d::bigint)`,
     sql`
     INSERT INTO collection_days (chain_id, contract, day, minted, burned, holders_delta, transfers, sales, sold_units,
                                  volume, min_unit_price, max_unit_price)
-    SELECT ${chainId}, b.contract, to_timestamp(u.d), sum(b.minted), sum(b.burned), sum(b.holders_delta),
+    SELECT ${chainId}, b.contract, to_timestamp(u.d::bigint), sum(b.minted), sum(b.burned), sum(b.holders_delta),
            sum(b.transfers), sum(b.sales), sum(b.sold_units), sum(b.volume), min(b.min_unit_price),
            max(b.max_unit_price)
-    FROM unnest(${touched.contracts}::text[], ${touched.days}::bigint[]) AS u(c, d)
+    FROM ${touchedRows(sql, touched)}
     JOIN collection_buckets b ON b.chain_id = ${chainId} AND b.contract = decode(u.c, 'hex')
-      AND b.bucket_start >= to_timestamp(u.d) AND b.bucket_start < to_timestamp(u.d + ${DAY_SECONDS})
+      AND b.bucket_start >= to_timestamp(u.d::bigint) AND b.bucket_start < to_timestamp(u.d::bigint + ${DAY_SECONDS})
     GROUP BY b.contract, u.d`,
   ];
 }
 
 /**
- * After a rollback to `ancestor`: every day from the ancestor's own is worked out again from the
+ * After a rollback to the ancestor at `ancestorTime`: every day from the ancestor's own is worked out again from the
  * buckets that remain (whatever was undone happened at or after the ancestor's time).
  */
-export async function rebuildDaysAfter(sql: Queryable, chainId: number, ancestor: number): Promise<void> {
-  const [block] = await sql<{ time: number }[]>`
-    SELECT extract(epoch FROM block_time)::bigint AS time FROM recent_blocks
-    WHERE chain_id = ${chainId} AND number = ${ancestor}`;
+export async function rebuildDaysAfter(
+  sql: Queryable,
+  chainId: number,
+  ancestorTime: number | undefined,
+): Promise<void> {
   // Without the ancestor's header (it is always kept while a rollback can reach it), every day.
-  const from = block === undefined ? 0 : dayStart(Number(block.time));
+  const from = ancestorTime === undefined ? 0 : dayStart(ancestorTime);
   await sql`DELETE FROM collection_days WHERE chain_id = ${chainId} AND day >= to_timestamp(${from})`;
   await sql`
     INSERT INTO collection_days (chain_id, contract, day, minted, burned, holders_delta, transfers, sales, sold_units,

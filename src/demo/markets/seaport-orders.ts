@@ -7,7 +7,7 @@
  * Either way the consideration is the seller's proceeds (or the NFT, for an offer), then the
  * market's fee and the creator's royalty, paid in the order's currency.
  */
-import { type Address, type Hex, ZERO_ADDRESS } from "../core/hex.ts";
+import { type Address, type Hex, ZERO_ADDRESS } from "../../core/hex.ts";
 
 const ZERO_HASH: Hex = `0x${"0".repeat(64)}`;
 /** Far in the future: the orders never expire. */

@@ -1,0 +1,48 @@
+/**
+ * Every table the indexer derives, as one ordered list of projections (see `projections/projection.ts`).
+ * The batch write, the rollback and the crash/reorg snapshot test walk this list: a table added
+ * here is written, undone and compared, and a table that is not here is not the indexer's.
+ *
+ * The order matters: each projection may use what those before it derived from the batch, and its
+ * statements and its inverse run after theirs (the rollups come after the tables they sum, the
+ * checkpoint last).
+ */
+import type { RateBookConfig } from "../rates/convert.ts";
+import { checkpointProjection } from "./projections/checkpoint.ts";
+import { contractsProjection } from "./projections/contracts.ts";
+import { ownershipProjection } from "./projections/ownership.ts";
+import { createPoolStatesProjection } from "./projections/pool-states.ts";
+import type { AnyProjection } from "./projections/projection.ts";
+import { punkBidsProjection } from "./projections/punk-bids.ts";
+import { bucketsProjection, daysProjection, rankingsProjection } from "./projections/rollups.ts";
+import { createSalesProjection } from "./projections/sales.ts";
+import { tokensProjection } from "./projections/tokens.ts";
+import { transfersProjection } from "./projections/transfers.ts";
+
+export interface ProjectionsConfig {
+  /** How payments are valued: the pegged tokens, the rate pools and the dollar tokens. */
+  rates: RateBookConfig;
+  /** Tokens the memory of last sales holds before it starts again (tests make it small). */
+  saleMemoryLimit?: number;
+}
+
+export function createProjections(config: ProjectionsConfig): readonly AnyProjection[] {
+  return [
+    transfersProjection,
+    tokensProjection,
+    contractsProjection,
+    ownershipProjection,
+    createPoolStatesProjection(config.rates),
+    punkBidsProjection,
+    createSalesProjection(config.saleMemoryLimit),
+    bucketsProjection,
+    daysProjection,
+    rankingsProjection,
+    checkpointProjection,
+  ];
+}
+
+/** The tables of every projection, for those that only need the list (the snapshot test). */
+export const PROJECTED_TABLES = createProjections({
+  rates: { nativePegged: [], pools: [], usdTokens: [] },
+}).flatMap((p) => p.tables.map((t) => ({ ...t, projection: p.name })));

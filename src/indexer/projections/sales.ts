@@ -1,0 +1,59 @@
+/**
+ * Every trade that involved a payment (sales, paid mints, returns) with its payments, priced at its
+ * block. The carry is the memory of each token's latest sale, which tells a wash pair; the store is
+ * asked only for tokens it does not hold.
+ */
+import type { Address } from "../../core/hex.ts";
+import { deleteSalesAfter, encodeSales, salesStatements, tokenKey } from "../../store/tables/sales.ts";
+import type { FetchedBatch } from "../batch.ts";
+import { SaleMemory } from "../sale-memory.ts";
+import { tradesOfBatch } from "../trades.ts";
+import { defineProjection, need } from "./projection.ts";
+
+/** `memoryLimit`: tokens the memory of last sales holds before it starts again (its default when absent). */
+export function createSalesProjection(memoryLimit?: number) {
+  return defineProjection({
+    name: "sales",
+    tables: [
+      { name: "sales", order: "chain_id, block_number, log_index, seq, seller" },
+      { name: "sale_payments", order: "chain_id, block_number, log_index, seq, seller, token" },
+    ],
+    resume: ({ sql, chainId }) => SaleMemory.fromStore(sql, chainId, memoryLimit),
+    async prepare({ sql, chainId, batch, facts }, carry: SaleMemory) {
+      const previous = await carry.lookup(sql, chainId, soldTokens(batch));
+      const trades = tradesOfBatch(
+        batch,
+        need(facts, "prices", "sales"),
+        previous,
+        need(facts, "bidBefore", "sales"),
+      );
+      carry.remember(trades.lastSalesAfter);
+      facts.trades = trades;
+      return { prepared: encodeSales(trades.rows), carry };
+    },
+    statements: (tx, { chainId }, prepared) => salesStatements(tx, chainId, prepared),
+    undo: (tx, { chainId, ancestor }) => deleteSalesAfter(tx, chainId, ancestor),
+  });
+}
+
+/**
+ * The tokens that may be sold in a batch, for their previous sales: those whose movements came
+ * with a payment in their transaction. A transaction with no call value, no native movement and
+ * no ERC-20 movement pays nothing, and most transfers of a backfill are of that kind.
+ */
+function soldTokens(batch: FetchedBatch): { contract: Address; tokenId: bigint }[] {
+  const paying = new Set<string>();
+  for (const f of batch.fungible) paying.add(f.txHash);
+  if (batch.native) for (const n of batch.native) paying.add(n.txHash);
+  else for (const [txHash, call] of batch.calls) if (call.value > 0n) paying.add(txHash);
+  const seen = new Set<string>();
+  const tokens: { contract: Address; tokenId: bigint }[] = [];
+  for (const t of batch.nft) {
+    if (!paying.has(t.txHash)) continue;
+    const key = tokenKey(t.contract, t.tokenId);
+    if (seen.has(key)) continue;
+    seen.add(key);
+    tokens.push({ contract: t.contract, tokenId: t.tokenId });
+  }
+  return tokens;
+}

@@ -1,0 +1,138 @@
+/**
+ * The pools' latest states, read at every resync and reorganisation: one probe of the key per
+ * configured pool, whatever the size of `pool_states`, and the same answer as ordering the whole
+ * table by pool and block.
+ */
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import postgres from "postgres";
+import type { Address } from "../../src/core/hex.ts";
+import { latestPoolStates } from "../../src/store/tables/pool-states.ts";
+import { createTestDatabase, stopTestServer, type TestDatabase } from "../support/database.ts";
+
+const CHAIN_ID = 1;
+/** Pools 1 to 6 hold states on the chain; pool 7 only on another chain; pool 8 nowhere. */
+const pool = (n: number) => `0x${n.toString(16).padStart(40, "0")}` as Address;
+const BLOCKS = 120_000;
+
+interface PlanNode {
+  "Node Type": string;
+  "Relation Name"?: string;
+  Plans?: PlanNode[];
+}
+
+function nodes(plan: PlanNode): PlanNode[] {
+  return [plan, ...(plan.Plans ?? []).flatMap(nodes)];
+}
+
+describe("latest pool states", () => {
+  let db: TestDatabase;
+  before(async () => {
+    db = await createTestDatabase();
+    // Pool p changes in every p-th block, some blocks twice (two log indexes): about 360,000 rows.
+    await db.sql`
+      INSERT INTO pool_states (chain_id, pool, block_number, log_index, reserve0, reserve1, sqrt_price_x96)
+      SELECT ${CHAIN_ID}, decode(lpad(to_hex(p), 40, '0'), 'hex'), b, li, b * 1000 + p, b + li,
+             CASE WHEN p % 2 = 0 THEN b * 7 END
+      FROM generate_series(1, 6) AS p, generate_series(1, ${BLOCKS}) AS b,
+           LATERAL (SELECT unnest(CASE WHEN b % 5 = 0 THEN ARRAY[3, 40] ELSE ARRAY[(b * 7 + p) % 300] END)) AS l(li)
+      WHERE b % p = 0 OR p = 1`;
+    await db.sql`
+      INSERT INTO pool_states (chain_id, pool, block_number, log_index, reserve0, reserve1)
+      SELECT 10, decode(lpad(to_hex(p), 40, '0'), 'hex'), b, 0, b, b
+      FROM generate_series(1, 7) AS p, generate_series(1, 1000) AS b`;
+    // Pool 6 changes only after the block asked for below.
+    await db.sql`DELETE FROM pool_states WHERE chain_id = ${CHAIN_ID} AND pool = ${Buffer.from(pool(6).slice(2), "hex")}
+      AND block_number <= 80000`;
+    await db.sql`ANALYZE pool_states`;
+  });
+  after(async () => {
+    await db?.close();
+    await stopTestServer();
+  });
+
+  const configured = [1, 2, 3, 4, 5, 6, 7, 8].map((n) => ({ address: pool(n) }));
+
+  test("the answer is the table's latest state of each pool at or before the block, as ordering the whole table gives it", async () => {
+    const [{ rows } = { rows: 0 }] = await db.sql<
+      { rows: number }[]
+    >`SELECT count(*)::int AS rows FROM pool_states`;
+    assert.ok(rows > 300_000, `${rows} rows`);
+    for (const block of [80_000, 79_999, BLOCKS, 3]) {
+      const states = await latestPoolStates(db.sql, CHAIN_ID, configured, block);
+      const whole = await db.sql<
+        {
+          pool: Uint8Array;
+          block_number: string;
+          log_index: number;
+          r0: string;
+          r1: string;
+          sp: string | null;
+        }[]
+      >`
+        SELECT DISTINCT ON (pool) pool, block_number, log_index, reserve0::text AS r0, reserve1::text AS r1,
+               sqrt_price_x96::text AS sp
+        FROM pool_states WHERE chain_id = ${CHAIN_ID} AND block_number <= ${block}
+        ORDER BY pool, block_number DESC, log_index DESC`;
+      const expected = whole.map((r) => ({
+        pool: `0x${Buffer.from(r.pool).toString("hex")}`,
+        blockNumber: Number(r.block_number),
+        logIndex: r.log_index,
+        reserve0: BigInt(r.r0),
+        reserve1: BigInt(r.r1),
+        ...(r.sp !== null ? { sqrtPriceX96: BigInt(r.sp) } : {}),
+      }));
+      const byPool = (a: { pool: string }, b: { pool: string }) => a.pool.localeCompare(b.pool);
+      assert.deepEqual([...states].sort(byPool), expected, `block ${block}`);
+      assert.equal(
+        expected.length,
+        block > 80_000 ? 6 : Math.min(block, 5),
+        `block ${block}: pools with a state`,
+      );
+    }
+    // A block with two states of a pool: the later log wins.
+    const [five] = await latestPoolStates(db.sql, CHAIN_ID, [{ address: pool(1) }], 5);
+    assert.deepEqual([five?.blockNumber, five?.logIndex], [5, 40]);
+    assert.deepEqual(await latestPoolStates(db.sql, CHAIN_ID, [], BLOCKS), []);
+  });
+
+  test("the plan probes the key once per pool: no sort, no scan of the table", async () => {
+    const statements: { query: string; parameters: unknown[] }[] = [];
+    const watched = postgres(db.url, {
+      max: 1,
+      onnotice: () => {},
+      debug: (_connection, query, parameters) => statements.push({ query, parameters }),
+    });
+    try {
+      await latestPoolStates(watched, CHAIN_ID, configured, 80_000);
+      // Besides postgres.js's own look-up of the array types on its first query; reported as it is
+      // prepared and as it runs.
+      const sent = statements.filter((s) => s.query.includes("pool_states"));
+      const [statement] = sent;
+      assert.ok(statement && new Set(sent.map((s) => s.query)).size === 1, "one statement");
+      const [row] = await db.sql.unsafe(
+        `EXPLAIN (FORMAT JSON) ${statement.query}`,
+        statement.parameters as postgres.ParameterOrJSON<never>[],
+      );
+      const plan = (row?.["QUERY PLAN"] as { Plan: PlanNode }[] | undefined)?.[0]?.Plan;
+      assert.ok(plan);
+      const all = nodes(plan);
+      const described = JSON.stringify(plan, null, 1);
+      assert.ok(!all.some((n) => n["Node Type"].includes("Sort")), `no sort:\n${described}`);
+      assert.ok(
+        !all.some((n) => n["Node Type"] === "Seq Scan" && n["Relation Name"] === "pool_states"),
+        `no sequential scan of pool_states:\n${described}`,
+      );
+      assert.ok(
+        all.some((n) => n["Node Type"] === "Index Scan" && n["Relation Name"] === "pool_states"),
+        `the key's index:\n${described}`,
+      );
+      assert.ok(
+        all.some((n) => n["Node Type"] === "Limit"),
+        `one row per pool:\n${described}`,
+      );
+    } finally {
+      await watched.end();
+    }
+  });
+});
