@@ -10,11 +10,14 @@
  *   --durations      every file's time, slowest first, instead of the slowest few
  */
 import { spawnSync } from "node:child_process";
-import { relative, resolve } from "node:path";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, relative, resolve } from "node:path";
 import { pipeline } from "node:stream/promises";
 import { run } from "node:test";
 import { type TestEvent as ReportedEvent, spec, tap } from "node:test/reporters";
 import { parseArgs } from "node:util";
+import { startEmbeddedPostgres } from "../src/store/pg/embedded.ts";
 import { filesOutsideTiers, ROOT, TIERS, type Tier, tierFiles, usesTestDatabase } from "./test-files.ts";
 
 /** Files that run after the others, one at a time, each with the machine to itself. */
@@ -60,6 +63,13 @@ if (whole) {
   const check = spawnSync("npm", ["run", "check"], { cwd: ROOT, stdio: "inherit" });
   if (check.status !== 0) process.exit(check.status ?? 1);
 }
+
+// One embedded PostgreSQL for the whole run, unless a server is named: every file makes its own
+// databases on it, as on CI's server, instead of creating and starting a cluster of its own.
+const server =
+  process.env.MINTLENS_TEST_DATABASE_URL || !files.some(usesTestDatabase)
+    ? undefined
+    : await startTestServer();
 
 const together = files.filter((file) => !(file in ALONE));
 const alone = files.filter((file) => file in ALONE);
@@ -150,8 +160,30 @@ async function* events(): AsyncGenerator<TestEvent> {
 
 // What node's own runner picks: spec for a terminal, TAP for a log.
 const report = events() as unknown as AsyncGenerator<ReportedEvent, void>;
-if (process.stdout.isTTY) await pipeline(report, new spec(), process.stdout);
-else await pipeline(report, tap, process.stdout);
+try {
+  if (process.stdout.isTTY) await pipeline(report, new spec(), process.stdout);
+  else await pipeline(report, tap, process.stdout);
+} finally {
+  await server?.stop();
+}
+
+/** The embedded PostgreSQL in a directory of its own, handed to the test files through the environment. */
+async function startTestServer(): Promise<{ stop(): Promise<void> }> {
+  const dir = mkdtempSync(join(tmpdir(), "mintlens-test-pg-"));
+  const embedded = await startEmbeddedPostgres({ dataDir: dir });
+  process.env.MINTLENS_TEST_DATABASE_URL = embedded.url;
+  const stop = async () => {
+    await embedded.stop();
+    rmSync(dir, { recursive: true, force: true });
+  };
+  // A Ctrl+C ends the test files at once (they share the terminal's signals); the server is ours to stop.
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    process.once(signal, () => {
+      void stop().finally(() => process.exit(signal === "SIGINT" ? 130 : 143));
+    });
+  }
+  return { stop };
+}
 
 function fail(message: string): never {
   process.stderr.write(`scripts/test.ts: ${message}\n`);

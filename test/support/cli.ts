@@ -28,6 +28,8 @@ export interface RunningCommand {
   stop(): void;
   /** Its exit code, once it has ended and released what it opened. */
   readonly exited: Promise<number>;
+  /** The REST URL each chain's line announces, once every one named is there. */
+  restUrls(names: readonly string[]): Promise<Map<string, string>>;
 }
 
 /**
@@ -43,11 +45,26 @@ export function startCommand(args: string[], env: Record<string, string> = {}): 
     stderr: err.stream,
   });
   const lifecycle = createLifecycle({ signals: false });
+  let ended = false;
+  const exited = runCommandLine(args, environment, lifecycle).finally(() => {
+    ended = true;
+  });
   return {
     stdout: out.text,
     stderr: err.text,
     stop: () => lifecycle.stop("stopped by the test"),
-    exited: runCommandLine(args, environment, lifecycle),
+    exited,
+    async restUrls(names) {
+      for (;;) {
+        const found = new Map<string, string>();
+        for (const m of err.text().matchAll(/^(\w+) \(chain \d+\): REST (\S+)/gm)) {
+          found.set(m[1] as string, m[2] as string);
+        }
+        if (names.every((n) => found.has(n))) return found;
+        if (ended) throw new Error(`the command ended before its listeners were announced:\n${err.text()}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    },
   };
 }
 

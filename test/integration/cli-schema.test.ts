@@ -1,7 +1,8 @@
 /**
  * `mintlens migrate` is the one migrator: the other commands only read the schema's version and
  * refuse a database that is behind (or ahead) with one line saying what to do, so `serve` runs
- * with a role that may only connect and read, as on a read replica.
+ * with a role that may only connect and read, as on a read replica. The commands run in the
+ * test's own process.
  */
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -10,13 +11,13 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import postgres from "postgres";
 import { generateKey } from "../../src/api/keys.ts";
-import { generateHistory, historyGenesisTimestamp } from "../../src/demo/activity.ts";
-import { type Anvil, startAnvil } from "../../src/devchain/anvil.ts";
+import type { Anvil } from "../../src/devchain/anvil.ts";
 import { knownMigrations } from "../../src/store/pg/migrate.ts";
 import { insertApiKey } from "../../src/store/tables/api-keys.ts";
+import { runCommand, startCommand } from "../support/cli.ts";
 import { createTestDatabase, stopTestServer, type TestDatabase } from "../support/database.ts";
+import { startHistoryChain } from "../support/histories.ts";
 import { indexUntil } from "../support/indexing.ts";
-import { mintlens, startMintlens } from "../support/mintlens-process.ts";
 
 const CHAIN_ID = 31337;
 
@@ -71,7 +72,7 @@ describe("a database whose schema is not this version's", () => {
 
   test("behind: every command refuses it with one line, exit code 1, until `mintlens migrate` applies the rest", async () => {
     for (const args of commands(db.url)) {
-      const { code, stderr } = await mintlens(args);
+      const { code, stderr } = await runCommand(args);
       assert.equal(code, 1, `${args.slice(0, 2).join(" ")}:\n${stderr}`);
       assert.deepEqual(
         messages(stderr),
@@ -81,10 +82,11 @@ describe("a database whose schema is not this version's", () => {
         args.slice(0, 2).join(" "),
       );
     }
-    const migrated = await mintlens(["migrate", "--database-url", db.url]);
+    const migrated = await runCommand(["migrate", "--database-url", db.url]);
     assert.equal(migrated.code, 0, migrated.stderr);
-    assert.match(migrated.stderr, new RegExp(`applied migration ${last}`));
-    const listed = await mintlens(["keys", "list", "--database-url", db.url]);
+    const applied = await db.sql<{ name: string }[]>`SELECT name FROM schema_migrations WHERE name = ${last}`;
+    assert.equal(applied.length, 1, `migration ${last} applied`);
+    const listed = await runCommand(["keys", "list", "--database-url", db.url]);
     assert.equal(listed.code, 0, listed.stderr);
   });
 
@@ -93,7 +95,7 @@ describe("a database whose schema is not this version's", () => {
     try {
       // A command that only reads, and one that would migrate an embedded server.
       for (const args of commands(db.url).filter((c) => c[0] === "serve" || c[0] === "index")) {
-        const { code, stderr } = await mintlens(args);
+        const { code, stderr } = await runCommand(args);
         assert.equal(code, 1, `${args.slice(0, 2).join(" ")}:\n${stderr}`);
         assert.deepEqual(messages(stderr), [
           "mintlens: the database was migrated by a newer Mintlens (migration 9999_from_a_newer_mintlens unknown to this one): run that version, or a newer one",
@@ -107,7 +109,7 @@ describe("a database whose schema is not this version's", () => {
   test("empty: a database never migrated is told so", async () => {
     const empty = await createTestDatabase({ migrations: 0 });
     try {
-      const { code, stderr } = await mintlens(["keys", "list", "--database-url", empty.url]);
+      const { code, stderr } = await runCommand(["keys", "list", "--database-url", empty.url]);
       assert.equal(code, 1);
       assert.deepEqual(messages(stderr), [
         "mintlens: the database has no Mintlens schema yet: run `mintlens migrate` with the same database first",
@@ -128,8 +130,9 @@ describe("serve with a role that may only connect and read", () => {
   let readerUrl: string;
   let key: string;
   before(async () => {
-    anvil = await startAnvil({ chainId: CHAIN_ID, timestamp: historyGenesisTimestamp(2) });
-    const history = await generateHistory({ rpcUrl: anvil.url, seed: "reader", days: 2 });
+    const chain = await startHistoryChain({ chainId: CHAIN_ID, seed: "reader", days: 2, genesis: "recent" });
+    anvil = chain.anvil;
+    const { history } = chain;
     db = await createTestDatabase();
     await indexUntil({ sql: db.sql, rpcUrl: anvil.url, chainId: CHAIN_ID, untilBlock: history.blocks.last });
     const k = generateKey();
@@ -166,13 +169,13 @@ describe("serve with a role that may only connect and read", () => {
     } finally {
       await reader.end();
     }
-    const refused = await mintlens(["migrate", "--database-url", readerUrl]);
+    const refused = await runCommand(["migrate", "--database-url", readerUrl]);
     assert.equal(refused.code, 1);
     assert.match(messages(refused.stderr)[0] ?? "", /^mintlens: database migration failed: /);
   });
 
   test("serve answers over REST: contracts, owners, details, rankings, series", async () => {
-    const serve = startMintlens([
+    const serve = startCommand([
       "serve",
       "--database-url",
       readerUrl,
@@ -208,7 +211,7 @@ describe("serve with a role that may only connect and read", () => {
       await get("/collections/v1beta2/top/METRIC_SALES_QUANTITY/DURATION_30_DAYS?limit=5");
       await get(`/collections/v1beta2/${collection}/supply/DURATION_30_DAYS/GROUP_BY_PERIOD_1_DAY`);
     } finally {
-      serve.child.kill("SIGTERM");
+      serve.stop();
     }
     assert.equal(await serve.exited, 0, serve.stderr().slice(-2000));
   });
