@@ -66,7 +66,10 @@ export function grpcRequestFields(schema: DescMessage, message: Record<string, u
       fields[field.name] = value === 0 && field.presence === IMPLICIT ? 0 : enumValue(field, value as number);
     } else if (field.fieldKind === "scalar") {
       if (field.presence !== IMPLICIT && !isFieldSet(message as never, field)) continue;
-      fields[field.name] = typeof value === "bigint" ? value.toString() : (value as string | number);
+      fields[field.name] =
+        typeof value === "bigint" || typeof value === "boolean"
+          ? value.toString()
+          : (value as string | number);
     }
   }
   return fields;

@@ -29,6 +29,7 @@ export const FIELD = {
   pageToken: "page_token",
   blockTimestampGt: "block_timestamp_gt",
   timestampLt: "timestamp_lt",
+  includeFlaggedSales: "include_flagged_sales",
 } as const;
 
 /** A raw scalar value: a query or path string (REST), or a message field's value (gRPC). */
@@ -275,6 +276,14 @@ export function parseOffset(raw: RawScalar, field: string = FIELD.offset): numbe
 }
 
 /** `page_token`: the token as given (read by the operation that knows its list), `undefined` when absent. */
+/** A yes-or-no field: `true` or `false` (a gRPC bool arrives as either); absent is false. */
+export function parseBoolean(raw: RawScalar, field: string): boolean {
+  if (isAbsent(raw)) return false;
+  if (raw === "true" || raw === 1) return true;
+  if (raw === "false" || raw === 0) return false;
+  throw new InvalidArgumentError(field, `must be true or false, not ${JSON.stringify(raw)}`);
+}
+
 export function parsePageToken(raw: RawScalar, field: string = FIELD.pageToken): string | undefined {
   if (isAbsent(raw)) return undefined;
   if (typeof raw !== "string") throw new InvalidArgumentError(field, "must be a string");

@@ -63,6 +63,9 @@ export function topCollectionMessage(row: Ranked, metric: Metric): TopCollection
     contractAddress: row.contract,
     contractName: row.name,
     collection: { contractAddress: row.contract, name: row.name },
+    flaggedSalesCount: row.flaggedSales,
+    flaggedVolume: formatNative(row.flaggedVolume),
+    unpricedSalesCount: row.unpricedSales,
   };
   switch (metric) {
     case "METRIC_SALES_VOLUME":
@@ -122,6 +125,8 @@ export function pricePoint(p: SeriesPoint): PriceDataPoint {
     min: formatNative(p.units === 0n ? 0n : p.minUnitPrice),
     max: formatNative(p.units === 0n ? 0n : p.maxUnitPrice),
     avg: averageUnitPrice(p.volume, p.units),
+    flaggedSalesCount: p.flaggedSales,
+    unpricedSalesCount: p.unpricedSales,
   };
 }
 
@@ -131,6 +136,9 @@ export function salesVolumePoint(p: SeriesPoint): SalesVolumeDataPoint {
     timestamp: formatTimestamp(p.start),
     quantity: p.units,
     volume: formatNative(p.volume),
+    flaggedQuantity: p.flaggedUnits,
+    flaggedVolume: formatNative(p.flaggedVolume),
+    unpricedQuantity: p.unpricedUnits,
   };
 }
 
@@ -167,6 +175,7 @@ function saleInit(sale: NftSale): MessageInitShape<typeof SaleSchema> {
         totalNormalized: formatUnits(p.amount, p.decimals ?? 0),
       })),
     },
+    flags: sale.flags,
   };
 }
 

@@ -32,6 +32,7 @@ import {
   DURATION_SECONDS,
   type Metric,
   parseAddress,
+  parseBoolean,
   parseContractTypes,
   parseDuration,
   parseGroupByPeriod,
@@ -129,15 +130,17 @@ export function createApiService(options: ApiServiceOptions): Map<string, Operat
     const duration = parseDuration(one(fields, "duration"));
     const period = parseGroupByPeriod(one(fields, "group_by_period"));
     const timestampLt = parseTimestamp(one(fields, "timestamp_lt"), "timestamp_lt");
+    const includeFlagged = parseBoolean(one(fields, "include_flagged_sales"), "include_flagged_sales");
     const grid = seriesGrid({ duration, period, timestampLt, now: now() });
     return {
-      key: `${contract}|${grid.start}|${grid.shape.periodSeconds}|${grid.shape.points}|${grid.end}`,
+      key: `${contract}|${grid.start}|${grid.shape.periodSeconds}|${grid.shape.points}|${grid.end}|${includeFlagged}`,
       points: () =>
         collectionSeries(sql, chainId, contract, {
           start: new Date(grid.start * 1000),
           periodSeconds: grid.shape.periodSeconds,
           points: grid.shape.points,
           end: new Date(grid.end * 1000),
+          includeFlagged,
         }),
     };
   }
@@ -223,11 +226,12 @@ export function createApiService(options: ApiServiceOptions): Map<string, Operat
       const limit = parseLimit(one(fields, "limit"), "top");
       const offset = parseOffset(one(fields, "offset"));
       const token = parsePageToken(one(fields, "page_token"));
+      const includeFlagged = parseBoolean(one(fields, "include_flagged_sales"), "include_flagged_sales");
       checkPaging(offset, token);
-      const list = queryFingerprint("GetTopCollections", { chainId, metric, duration });
+      const list = queryFingerprint("GetTopCollections", { chainId, metric, duration, includeFlagged });
       const from = token === undefined ? undefined : RANKING_TOKENS.read(token, list);
       return {
-        key: `${duration}|${metric}|${limit}|${offset}|${token ?? ""}`,
+        key: `${duration}|${metric}|${limit}|${offset}|${token ?? ""}|${includeFlagged}`,
         read: async () => {
           // One row more than asked says whether a next page exists.
           const rows = await topCollections(sql, chainId, {
@@ -236,6 +240,7 @@ export function createApiService(options: ApiServiceOptions): Map<string, Operat
             limit: limit + 1,
             offset,
             after: from && { value: from[0], contract: from[1] },
+            includeFlagged,
           });
           const page = rows.slice(0, limit);
           const last = page[page.length - 1];

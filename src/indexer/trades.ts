@@ -1,8 +1,10 @@
 import type { Address } from "../core/hex.ts";
+import { saleClass } from "../core/sale-classes.ts";
 import { addSaleToBucket, type SaleBucketDelta } from "../rollups/sale-buckets.ts";
 import { attributeTransaction, type BidLookup } from "../sales/attribute.ts";
 import { type PriceContext, priceTrade } from "../sales/price.ts";
 import { saleTransactions } from "../sales/transactions.ts";
+import { CYCLE_LOOKBACK, type PastSale, washRules } from "../sales/wash.ts";
 import { type OpenBid, punkKey, type SaleRow, tokenKey } from "../store/tables/sales.ts";
 import type { FetchedBatch } from "./batch.ts";
 
@@ -12,21 +14,22 @@ export type PricesAt = (blockNumber: number) => PriceContext;
 export interface BatchTrades {
   rows: SaleRow[];
   buckets: SaleBucketDelta[];
-  /** The parties of the latest sale of each token sold in the batch: what the next batch starts from. */
-  lastSalesAfter: Map<string, { seller: Address; buyer: Address }>;
+  /** The recent sales of each token sold in the batch, oldest first: what the next batch starts from. */
+  lastSalesAfter: Map<string, PastSale[]>;
 }
 
 /**
- * The trades of a batch, priced at their blocks, flagged, and summed into buckets. A sale whose
- * buyer sold the same NFT to its seller in the NFT's previous sale is flagged `wash` (the pair is
- * recorded, and counted: both payments happened). `lastSale` gives each token's previous sale
- * before this batch.
+ * The trades of a batch, priced at their blocks, flagged by the wash rules (src/sales/wash.ts), and
+ * summed into buckets by class: organic, flagged or unpriced. `recentSales` gives each token's
+ * recent sales before this batch, oldest first; `deployerOf` who deployed an account that is a
+ * contract.
  */
 export function tradesOfBatch(
   batch: FetchedBatch,
   pricesAt: PricesAt,
-  lastSale: (key: string) => { seller: Address; buyer: Address } | undefined,
+  recentSales: (key: string) => readonly PastSale[],
   bidBefore: (key: string) => OpenBid | undefined,
+  deployerOf: (account: Address) => Address | undefined = () => undefined,
 ): BatchTrades {
   const transactions = saleTransactions({
     nft: batch.nft,
@@ -58,7 +61,7 @@ export function tradesOfBatch(
     if (!header) throw new RangeError(`block ${block} is outside the batch starting at ${batch.from}`);
     return header.timestamp;
   };
-  const latest = new Map<string, { seller: Address; buyer: Address }>();
+  const latest = new Map<string, PastSale[]>();
   const rows: SaleRow[] = [];
   const buckets = new Map<string, SaleBucketDelta>();
   for (const tx of transactions) {
@@ -69,16 +72,20 @@ export function tradesOfBatch(
       const time = timeOf(trade.blockNumber);
       if (trade.kind === "sale") {
         const key = tokenKey(trade.contract, trade.tokenId);
-        const previous = latest.get(key) ?? lastSale(key);
-        if (previous && previous.seller === trade.buyer && previous.buyer === trade.seller) {
-          priced.flags.push("wash");
-        }
-        latest.set(key, { seller: trade.seller, buyer: trade.buyer });
+        const history = latest.get(key) ?? recentSales(key);
+        priced.flags.push(
+          ...washRules({ seller: trade.seller, buyer: trade.buyer, time, history, deployerOf }),
+        );
+        latest.set(
+          key,
+          [...history, { seller: trade.seller, buyer: trade.buyer, time }].slice(-CYCLE_LOOKBACK.sales),
+        );
         addSaleToBucket(buckets, {
           contract: trade.contract,
           quantity: trade.quantity,
           totalNative: priced.totalNative,
           time,
+          class: saleClass(priced.flags),
         });
       }
       rows.push({

@@ -8,7 +8,56 @@ import { BUCKET_SECONDS } from "../core/periods.ts";
 import { bulkRows, joinColumn } from "../store/pg/bulk-rows.ts";
 import { bare, type Queryable } from "../store/pg/database.ts";
 import { runInOrder, type Statement } from "../store/pg/session.ts";
-import type { SaleBucketDelta } from "./sale-buckets.ts";
+import type { CountedSale } from "../store/tables/sales.ts";
+import { addSaleToBucket, type PricedFigures, type SaleBucketDelta } from "./sale-buckets.ts";
+
+/** The parameters of a batch's sale deltas: organic, flagged (`f…`) and unpriced (`p…`) figures. */
+const SALE_COLUMNS = [
+  "c",
+  "st",
+  "n",
+  "u",
+  "v",
+  "lo",
+  "hi",
+  "fn",
+  "fu",
+  "fv",
+  "flo",
+  "fhi",
+  "pn",
+  "pu",
+] as const;
+
+/** The columns of one class of priced sales. */
+function pricedColumns(sales: readonly SaleBucketDelta[], pick: (d: SaleBucketDelta) => PricedFigures) {
+  return {
+    n: joinColumn(sales.map((d) => pick(d).sales)),
+    u: joinColumn(sales.map((d) => pick(d).units)),
+    v: joinColumn(sales.map((d) => pick(d).volume)),
+    lo: joinColumn(sales.map((d) => pick(d).minUnitPrice)),
+    hi: joinColumn(sales.map((d) => pick(d).maxUnitPrice)),
+  };
+}
+
+export function encodeSaleColumns(
+  sales: readonly SaleBucketDelta[],
+): Record<(typeof SALE_COLUMNS)[number], string> {
+  const organic = pricedColumns(sales, (d) => d.organic);
+  const flagged = pricedColumns(sales, (d) => d.flagged);
+  return {
+    c: joinColumn(sales.map((d) => bare(d.contract))),
+    st: joinColumn(sales.map((d) => d.start)),
+    ...organic,
+    fn: flagged.n,
+    fu: flagged.u,
+    fv: flagged.v,
+    flo: flagged.lo,
+    fhi: flagged.hi,
+    pn: joinColumn(sales.map((d) => d.unpriced.sales)),
+    pu: joinColumn(sales.map((d) => d.unpriced.units)),
+  };
+}
 
 /** What the ownership replay changes in one bucket. */
 export interface TransferBucketDelta {
@@ -24,7 +73,7 @@ export interface TransferBucketDelta {
 export interface EncodedBuckets {
   transfers?: { c: string; st: string; m: string; b: string; h: string; n: string };
   /** Extreme prices cannot be subtracted: sale deltas are only ever added. */
-  sales?: { c: string; st: string; n: string; u: string; v: string; lo: string; hi: string };
+  sales?: Record<(typeof SALE_COLUMNS)[number], string>;
 }
 
 /** `sign` -1 encodes the transfer deltas in reverse (a rollback). */
@@ -46,18 +95,7 @@ export function encodeBuckets(
             h: joinColumn(transfers.map((b) => b.holders * sign)),
             n: joinColumn(transfers.map((b) => b.transfers * sign)),
           },
-    sales:
-      sales.length === 0
-        ? undefined
-        : {
-            c: joinColumn(sales.map((k) => bare(k.contract))),
-            st: joinColumn(sales.map((k) => k.start)),
-            n: joinColumn(sales.map((k) => k.sales)),
-            u: joinColumn(sales.map((k) => k.units)),
-            v: joinColumn(sales.map((k) => k.volume)),
-            lo: joinColumn(sales.map((k) => k.minUnitPrice)),
-            hi: joinColumn(sales.map((k) => k.maxUnitPrice)),
-          },
+    sales: sales.length === 0 ? undefined : encodeSaleColumns(sales),
   };
 }
 
@@ -76,71 +114,74 @@ export function bucketStatements(sql: Queryable, chainId: number, encoded: Encod
   if (sales) {
     statements.push(sql`
       INSERT INTO collection_buckets AS t (chain_id, contract, bucket_start, sales, sold_units, volume, min_unit_price,
-                                           max_unit_price)
-      SELECT ${chainId}, decode(c, 'hex'), to_timestamp(st::bigint), n::bigint, u::numeric, v::numeric, lo::numeric,
-             hi::numeric
+                                           max_unit_price, flagged_sales, flagged_units, flagged_volume,
+                                           flagged_min_unit_price, flagged_max_unit_price, unpriced_sales, unpriced_units)
+      SELECT ${chainId}, decode(c, 'hex'), to_timestamp(st::bigint), n::bigint, u::numeric, v::numeric,
+             NULLIF(lo, '')::numeric, NULLIF(hi, '')::numeric, fn::bigint, fu::numeric, fv::numeric,
+             NULLIF(flo, '')::numeric, NULLIF(fhi, '')::numeric, pn::bigint, pu::numeric
       FROM ${bulkRows(sql, sales)}
       ON CONFLICT (chain_id, contract, bucket_start) DO UPDATE SET
         sales = t.sales + excluded.sales,
         sold_units = t.sold_units + excluded.sold_units,
         volume = t.volume + excluded.volume,
         min_unit_price = LEAST(t.min_unit_price, excluded.min_unit_price),
-        max_unit_price = GREATEST(t.max_unit_price, excluded.max_unit_price)`);
+        max_unit_price = GREATEST(t.max_unit_price, excluded.max_unit_price),
+        flagged_sales = t.flagged_sales + excluded.flagged_sales,
+        flagged_units = t.flagged_units + excluded.flagged_units,
+        flagged_volume = t.flagged_volume + excluded.flagged_volume,
+        flagged_min_unit_price = LEAST(t.flagged_min_unit_price, excluded.flagged_min_unit_price),
+        flagged_max_unit_price = GREATEST(t.flagged_max_unit_price, excluded.flagged_max_unit_price),
+        unpriced_sales = t.unpriced_sales + excluded.unpriced_sales,
+        unpriced_units = t.unpriced_units + excluded.unpriced_units`);
   }
   return statements;
 }
 
 /**
  * Takes back what orphaned blocks added to their buckets: the transfer deltas replayed from the
- * journal, and the sales' counts, units and volume. The extreme prices of a bucket that lost sales
- * are worked out again from the sales it keeps (an extreme cannot be subtracted), reading only the
- * sales of those buckets. Buckets left without transfers are removed. Runs after the orphaned
- * sales are deleted.
+ * journal, and the sales' counts, units and volume of each class. The extreme prices of a bucket
+ * that lost sales are worked out again from the sales it keeps (an extreme cannot be subtracted),
+ * reading only the sales of those buckets. Buckets left without transfers are removed. Runs after
+ * the orphaned sales are deleted.
  */
 export async function undoBuckets(
   sql: Queryable,
   chainId: number,
   transfers: readonly TransferBucketDelta[],
-  sales: readonly { contract: Address; time: number; quantity: bigint; totalNative: bigint }[],
+  sales: readonly CountedSale[],
 ): Promise<void> {
   await runInOrder(bucketStatements(sql, chainId, encodeBuckets(transfers, [], -1)));
-  const gone = new Map<string, { contract: Address; start: number; n: number; u: bigint; v: bigint }>();
-  for (const s of sales) {
-    const start = s.time - (s.time % BUCKET_SECONDS);
-    const key = `${s.contract}${start}`;
-    const entry = gone.get(key) ?? { contract: s.contract, start, n: 0, u: 0n, v: 0n };
-    entry.n++;
-    entry.u += s.quantity;
-    entry.v += s.totalNative;
-    gone.set(key, entry);
-  }
+  const gone = new Map<string, SaleBucketDelta>();
+  for (const s of sales) addSaleToBucket(gone, s);
   if (gone.size > 0) {
-    const g = [...gone.values()];
+    const g = encodeSaleColumns([...gone.values()]);
     await sql`
       UPDATE collection_buckets t
       SET sales = t.sales - u.n::bigint, sold_units = t.sold_units - u.u::numeric, volume = t.volume - u.v::numeric,
-          min_unit_price = m.lo, max_unit_price = m.hi
+          min_unit_price = m.lo, max_unit_price = m.hi,
+          flagged_sales = t.flagged_sales - u.fn::bigint, flagged_units = t.flagged_units - u.fu::numeric,
+          flagged_volume = t.flagged_volume - u.fv::numeric,
+          flagged_min_unit_price = m.flo, flagged_max_unit_price = m.fhi,
+          unpriced_sales = t.unpriced_sales - u.pn::bigint, unpriced_units = t.unpriced_units - u.pu::numeric
       FROM ${bulkRows(
         sql,
-        {
-          c: joinColumn(g.map((k) => bare(k.contract))),
-          st: joinColumn(g.map((k) => k.start)),
-          n: joinColumn(g.map((k) => k.n)),
-          u: joinColumn(g.map((k) => k.u)),
-          v: joinColumn(g.map((k) => k.v)),
-        },
+        { c: g.c, st: g.st, n: g.n, u: g.u, v: g.v, fn: g.fn, fu: g.fu, fv: g.fv, pn: g.pn, pu: g.pu },
         { joined: true },
       )}
       CROSS JOIN LATERAL (
         -- The sales the bucket keeps: after the newest block known to be older than the bucket (when
         -- the recent headers reach back that far), so that the read stays within the bucket's blocks.
-        SELECT min(trunc(s.total_native / s.quantity)) AS lo, max(trunc(s.total_native / s.quantity)) AS hi
-        FROM sales s
-        WHERE s.chain_id = ${chainId} AND s.contract = decode(u.c, 'hex') AND s.kind = 'sale'
-          AND s.block_time >= to_timestamp(u.st::bigint)
-          AND s.block_time < to_timestamp(u.st::bigint + ${BUCKET_SECONDS})
-          AND s.block_number > coalesce((SELECT max(r.number) FROM recent_blocks r
-                                         WHERE r.chain_id = ${chainId} AND r.block_time < to_timestamp(u.st::bigint)), -1)) m
+        SELECT min(p) FILTER (WHERE k = 'organic') AS lo, max(p) FILTER (WHERE k = 'organic') AS hi,
+               min(p) FILTER (WHERE k = 'flagged') AS flo, max(p) FILTER (WHERE k = 'flagged') AS fhi
+        FROM (
+          SELECT trunc(s.total_native / s.quantity) AS p, mintlens_sale_class(s.flags) AS k
+          FROM sales s
+          WHERE s.chain_id = ${chainId} AND s.contract = decode(u.c, 'hex') AND s.kind = 'sale'
+            AND s.block_time >= to_timestamp(u.st::bigint)
+            AND s.block_time < to_timestamp(u.st::bigint + ${BUCKET_SECONDS})
+            AND s.block_number > coalesce((SELECT max(r.number) FROM recent_blocks r
+                                           WHERE r.chain_id = ${chainId} AND r.block_time < to_timestamp(u.st::bigint)), -1)
+        ) kept) m
       WHERE t.chain_id = ${chainId} AND t.contract = decode(u.c, 'hex') AND t.bucket_start = to_timestamp(u.st::bigint)`;
   }
   await sql`

@@ -9,6 +9,37 @@ import { bulkRows, joinColumn } from "../store/pg/bulk-rows.ts";
 import { bare, type Queryable } from "../store/pg/database.ts";
 import type { Statement } from "../store/pg/session.ts";
 
+/** What a day holds of its buckets: sums, and the extremes of the extreme prices. */
+const SUMMED = [
+  "minted",
+  "burned",
+  "holders_delta",
+  "transfers",
+  "sales",
+  "sold_units",
+  "volume",
+  "flagged_sales",
+  "flagged_units",
+  "flagged_volume",
+  "unpriced_sales",
+  "unpriced_units",
+];
+const LOWEST = ["min_unit_price", "flagged_min_unit_price"];
+const HIGHEST = ["max_unit_price", "flagged_max_unit_price"];
+
+/** The columns of a day row, in the order `daySums` gives their values. */
+function dayColumnList(): string {
+  return ["chain_id", "contract", "day", ...SUMMED, ...LOWEST, ...HIGHEST].join(", ");
+}
+
+function daySumList(prefix: string): string {
+  return [
+    ...SUMMED.map((c) => `sum(${prefix}${c})`),
+    ...LOWEST.map((c) => `min(${prefix}${c})`),
+    ...HIGHEST.map((c) => `max(${prefix}${c})`),
+  ].join(", ");
+}
+
 /** The (collection, day) pairs a batch changed buckets of, as the columns of the statements below. */
 export interface TouchedDays {
   contracts: string[];
@@ -46,11 +77,8 @@ export function dayStatements(sql: Queryable, chainId: number, touched: TouchedD
     USING ${touchedRows(sql, touched)}
     WHERE t.chain_id = ${chainId} AND t.contract = decode(u.c, 'hex') AND t.day = to_timestamp(u.d::bigint)`,
     sql`
-    INSERT INTO collection_days (chain_id, contract, day, minted, burned, holders_delta, transfers, sales, sold_units,
-                                 volume, min_unit_price, max_unit_price)
-    SELECT ${chainId}, b.contract, to_timestamp(u.d::bigint), sum(b.minted), sum(b.burned), sum(b.holders_delta),
-           sum(b.transfers), sum(b.sales), sum(b.sold_units), sum(b.volume), min(b.min_unit_price),
-           max(b.max_unit_price)
+    INSERT INTO collection_days (${sql.unsafe(dayColumnList())})
+    SELECT ${chainId}, b.contract, to_timestamp(u.d::bigint), ${sql.unsafe(daySumList("b."))}
     FROM ${touchedRows(sql, touched)}
     JOIN collection_buckets b ON b.chain_id = ${chainId} AND b.contract = decode(u.c, 'hex')
       AND b.bucket_start >= to_timestamp(u.d::bigint) AND b.bucket_start < to_timestamp(u.d::bigint + ${DAY_SECONDS})
@@ -71,11 +99,8 @@ export async function rebuildDaysAfter(
   const from = ancestorTime === undefined ? 0 : dayStart(ancestorTime);
   await sql`DELETE FROM collection_days WHERE chain_id = ${chainId} AND day >= to_timestamp(${from})`;
   await sql`
-    INSERT INTO collection_days (chain_id, contract, day, minted, burned, holders_delta, transfers, sales, sold_units,
-                                 volume, min_unit_price, max_unit_price)
-    SELECT chain_id, contract, date_bin('1 day', bucket_start, TIMESTAMPTZ 'epoch'), sum(minted), sum(burned),
-           sum(holders_delta), sum(transfers), sum(sales), sum(sold_units), sum(volume), min(min_unit_price),
-           max(max_unit_price)
+    INSERT INTO collection_days (${sql.unsafe(dayColumnList())})
+    SELECT chain_id, contract, date_bin('1 day', bucket_start, TIMESTAMPTZ 'epoch'), ${sql.unsafe(daySumList(""))}
     FROM collection_buckets
     WHERE chain_id = ${chainId} AND bucket_start >= to_timestamp(${from})
     GROUP BY 1, 2, 3`;

@@ -14,6 +14,7 @@ import type { Address } from "../core/hex.ts";
 import { bulkRows, joinColumn } from "../store/pg/bulk-rows.ts";
 import { bare, type Queryable, toHex } from "../store/pg/database.ts";
 import { runInOrder, type Statement } from "../store/pg/session.ts";
+import { encodeSaleColumns } from "./buckets.ts";
 import type { SaleBucketDelta } from "./sale-buckets.ts";
 import { RANKING_WINDOWS, type WindowMove, windowMoves, windowParts } from "./windows.ts";
 
@@ -27,21 +28,12 @@ export async function storedWindowEnd(sql: Queryable, chainId: number): Promise<
 /** A batch's sale deltas as one parameter per column. */
 export interface EncodedSaleDeltas {
   rows: number;
-  columns: { c: string; st: string; n: string; u: string; v: string; hi: string };
+  columns: Record<"c" | "st" | "n" | "u" | "v" | "hi" | "fn" | "fu" | "fv" | "fhi" | "pn", string>;
 }
 
 export function encodeSaleDeltas(deltas: readonly SaleBucketDelta[]): EncodedSaleDeltas {
-  return {
-    rows: deltas.length,
-    columns: {
-      c: joinColumn(deltas.map((d) => bare(d.contract))),
-      st: joinColumn(deltas.map((d) => d.start)),
-      n: joinColumn(deltas.map((d) => d.sales)),
-      u: joinColumn(deltas.map((d) => d.units)),
-      v: joinColumn(deltas.map((d) => d.volume)),
-      hi: joinColumn(deltas.map((d) => d.maxUnitPrice)),
-    },
-  };
+  const { c, st, n, u, v, hi, fn, fu, fv, fhi, pn } = encodeSaleColumns(deltas);
+  return { rows: deltas.length, columns: { c, st, n, u, v, hi, fn, fu, fv, fhi, pn } };
 }
 
 /**
@@ -62,7 +54,8 @@ export function rankingStatements(
   const statements: Statement[] = [];
   const delta = sql`
     SELECT decode(c, 'hex') AS contract, to_timestamp(st::bigint) AS bucket_start, n::bigint AS n, u::numeric AS u,
-           v::numeric AS v, hi::numeric AS hi
+           v::numeric AS v, NULLIF(hi, '')::numeric AS hi, fn::bigint AS fn, fu::numeric AS fu, fv::numeric AS fv,
+           NULLIF(fhi, '')::numeric AS fhi, pn::bigint AS pn
     FROM ${bulkRows(sql, deltas.columns, { joined: true })}`;
   const sliding = slides.filter((m) => m.leaving.to > m.leaving.from);
   if (sliding.length > 0) {
@@ -73,24 +66,32 @@ export function rankingStatements(
       leaving AS (
         SELECT w.seconds, b.contract, sum(b.sales - coalesce(d.n, 0)) AS n,
                sum(b.sold_units - coalesce(d.u, 0)) AS u, sum(b.volume - coalesce(d.v, 0)) AS v,
-               max(b.max_unit_price) AS hi
+               max(b.max_unit_price) AS hi, sum(b.flagged_sales - coalesce(d.fn, 0)) AS fn,
+               sum(b.flagged_units - coalesce(d.fu, 0)) AS fu, sum(b.flagged_volume - coalesce(d.fv, 0)) AS fv,
+               max(b.flagged_max_unit_price) AS fhi, sum(b.unpriced_sales - coalesce(d.pn, 0)) AS pn
         FROM unnest(${sliding.map((m) => m.seconds)}::int[], ${sliding.map((m) => m.leaving.from)}::bigint[],
                     ${sliding.map((m) => m.leaving.to)}::bigint[]) AS w(seconds, lo, hi)
-        JOIN collection_buckets b ON b.chain_id = ${chainId} AND b.sales > 0
+        JOIN collection_buckets b ON b.chain_id = ${chainId} AND ${sql.unsafe(anySales("b"))}
           AND b.bucket_start >= to_timestamp(w.lo) AND b.bucket_start < to_timestamp(w.hi)
         LEFT JOIN delta d ON d.contract = b.contract AND d.bucket_start = b.bucket_start
         GROUP BY w.seconds, b.contract)
       UPDATE collection_windows t
       SET sales = t.sales - l.n, sold_units = t.sold_units - l.u, volume = t.volume - l.v,
-          max_unit_price = CASE WHEN l.hi >= t.max_unit_price THEN -1 ELSE t.max_unit_price END
+          max_unit_price = CASE WHEN l.hi >= t.max_unit_price THEN -1 ELSE t.max_unit_price END,
+          flagged_sales = t.flagged_sales - l.fn, flagged_units = t.flagged_units - l.fu,
+          flagged_volume = t.flagged_volume - l.fv,
+          flagged_max_unit_price = CASE WHEN l.fhi >= t.flagged_max_unit_price THEN -1
+                                        ELSE t.flagged_max_unit_price END,
+          unpriced_sales = t.unpriced_sales - l.pn
       FROM leaving l
       WHERE t.chain_id = ${chainId} AND t.window_seconds = l.seconds AND t.contract = l.contract`);
   }
   if (deltas.rows > 0 && slides.length > 0) {
     statements.push(sql`
       WITH delta AS (${delta})
-      INSERT INTO collection_windows AS t (chain_id, window_seconds, contract, sales, sold_units, volume, max_unit_price)
-      SELECT ${chainId}, w.seconds, d.contract, sum(d.n), sum(d.u), sum(d.v), max(d.hi)
+      INSERT INTO collection_windows AS t (${sql.unsafe(WINDOW_COLUMNS)})
+      SELECT ${chainId}, w.seconds, d.contract, sum(d.n), sum(d.u), sum(d.v), coalesce(max(d.hi), 0), sum(d.fn),
+             sum(d.fu), sum(d.fv), coalesce(max(d.fhi), 0), sum(d.pn)
       FROM unnest(${slides.map((m) => m.seconds)}::int[]) AS w(seconds)
       JOIN delta d ON d.bucket_start >= to_timestamp(${to} - w.seconds) AND d.bucket_start < to_timestamp(${to})
       GROUP BY w.seconds, d.contract
@@ -98,19 +99,30 @@ export function rankingStatements(
         sales = t.sales + excluded.sales, sold_units = t.sold_units + excluded.sold_units,
         volume = t.volume + excluded.volume,
         max_unit_price = CASE WHEN t.max_unit_price < 0 THEN -1
-                              ELSE GREATEST(t.max_unit_price, excluded.max_unit_price) END`);
+                              ELSE GREATEST(t.max_unit_price, excluded.max_unit_price) END,
+        flagged_sales = t.flagged_sales + excluded.flagged_sales,
+        flagged_units = t.flagged_units + excluded.flagged_units,
+        flagged_volume = t.flagged_volume + excluded.flagged_volume,
+        flagged_max_unit_price = CASE WHEN t.flagged_max_unit_price < 0 THEN -1
+                                      ELSE GREATEST(t.flagged_max_unit_price, excluded.flagged_max_unit_price) END,
+        unpriced_sales = t.unpriced_sales + excluded.unpriced_sales`);
   }
   if (sliding.length > 0) {
     for (const m of sliding) {
-      statements.push(
-        sql`
-        UPDATE collection_windows t SET max_unit_price = coalesce((${windowHigh(sql, chainId, to - m.seconds, to)}), 0)
-        WHERE t.chain_id = ${chainId} AND t.window_seconds = ${m.seconds} AND t.max_unit_price < 0`,
-      );
+      for (const figures of ["organic", "flagged"] as const) {
+        const column = sql.unsafe(HIGH[figures]);
+        statements.push(
+          sql`
+          UPDATE collection_windows t
+          SET ${column} = coalesce((${windowHigh(sql, chainId, to - m.seconds, to, figures)}), 0)
+          WHERE t.chain_id = ${chainId} AND t.window_seconds = ${m.seconds} AND t.${column} < 0`,
+        );
+      }
     }
     statements.push(sql`
       DELETE FROM collection_windows
-      WHERE chain_id = ${chainId} AND window_seconds = ANY(${sliding.map((m) => m.seconds)}::int[]) AND sales <= 0`);
+      WHERE chain_id = ${chainId} AND window_seconds = ANY(${sliding.map((m) => m.seconds)}::int[])
+        AND sales + flagged_sales + unpriced_sales <= 0`);
   }
   for (const seconds of recounts) statements.push(...recountStatements(sql, chainId, seconds, to, undefined));
   if (from !== to)
@@ -118,17 +130,39 @@ export function rankingStatements(
   return statements;
 }
 
-/** The highest unit price of collection `t.contract` in [from, to), read from its rollups. */
-function windowHigh(sql: Queryable, chainId: number, from: number, to: number) {
+/** Rows of the rollups (alias `r`) with a sale of any class. */
+function anySales(alias: string): string {
+  return `(${alias}.sales + ${alias}.flagged_sales + ${alias}.unpriced_sales) > 0`;
+}
+
+/** The highest unit price of each class of figures, in the rollups and in the windows alike. */
+const HIGH = { organic: "max_unit_price", flagged: "flagged_max_unit_price" } as const;
+const COUNT = { organic: "sales", flagged: "flagged_sales" } as const;
+
+const WINDOW_COLUMNS =
+  "chain_id, window_seconds, contract, sales, sold_units, volume, max_unit_price, flagged_sales, flagged_units, " +
+  "flagged_volume, flagged_max_unit_price, unpriced_sales";
+
+/** A window's figures, summed from day rows and buckets (`parts`). */
+const WINDOW_SUMS =
+  "sum(sales), sum(sold_units), sum(volume), coalesce(max(max_unit_price), 0), sum(flagged_sales), " +
+  "sum(flagged_units), sum(flagged_volume), coalesce(max(flagged_max_unit_price), 0), sum(unpriced_sales)";
+const PART_COLUMNS =
+  "sales, sold_units, volume, max_unit_price, flagged_sales, flagged_units, flagged_volume, " +
+  "flagged_max_unit_price, unpriced_sales";
+
+/** The highest unit price of one class in collection `t.contract` in [from, to), read from its rollups. */
+function windowHigh(sql: Queryable, chainId: number, from: number, to: number, figures: keyof typeof HIGH) {
   const p = windowParts(from, to);
+  const [high, count] = [sql.unsafe(HIGH[figures]), sql.unsafe(COUNT[figures])];
   return sql`
     SELECT max(x) FROM (
-      SELECT d.max_unit_price AS x FROM collection_days d
-      WHERE d.chain_id = ${chainId} AND d.contract = t.contract AND d.sales > 0
+      SELECT d.${high} AS x FROM collection_days d
+      WHERE d.chain_id = ${chainId} AND d.contract = t.contract AND d.${count} > 0
         AND d.day >= to_timestamp(${p.dayFrom}) AND d.day < to_timestamp(${p.dayTo})
       UNION ALL
-      SELECT b.max_unit_price FROM collection_buckets b
-      WHERE b.chain_id = ${chainId} AND b.contract = t.contract AND b.sales > 0
+      SELECT b.${high} FROM collection_buckets b
+      WHERE b.chain_id = ${chainId} AND b.contract = t.contract AND b.${count} > 0
         AND ((b.bucket_start >= to_timestamp(${p.head.from}) AND b.bucket_start < to_timestamp(${p.head.to}))
           OR (b.bucket_start >= to_timestamp(${p.tail.from}) AND b.bucket_start < to_timestamp(${p.tail.to})))) s`;
 }
@@ -146,11 +180,10 @@ function recountStatements(
   contracts: readonly Address[] | undefined,
 ): Statement[] {
   const p = windowParts(end - seconds, end);
-  const insert = sql`
-    INSERT INTO collection_windows (chain_id, window_seconds, contract, sales, sold_units, volume, max_unit_price)`;
-  const inDays = sql`d.sales > 0 AND d.day >= to_timestamp(${p.dayFrom}) AND d.day < to_timestamp(${p.dayTo})`;
+  const insert = sql`INSERT INTO collection_windows (${sql.unsafe(WINDOW_COLUMNS)})`;
+  const inDays = sql`${sql.unsafe(anySales("d"))} AND d.day >= to_timestamp(${p.dayFrom}) AND d.day < to_timestamp(${p.dayTo})`;
   const inEdges = sql`
-    b.sales > 0
+    ${sql.unsafe(anySales("b"))}
     AND ((b.bucket_start >= to_timestamp(${p.head.from}) AND b.bucket_start < to_timestamp(${p.head.to}))
       OR (b.bucket_start >= to_timestamp(${p.tail.from}) AND b.bucket_start < to_timestamp(${p.tail.to})))`;
   if (contracts === undefined) {
@@ -158,12 +191,12 @@ function recountStatements(
       sql`DELETE FROM collection_windows WHERE chain_id = ${chainId} AND window_seconds = ${seconds}`,
       sql`
         ${insert}
-        SELECT ${chainId}, ${seconds}, contract, sum(sales), sum(sold_units), sum(volume), max(max_unit_price)
+        SELECT ${chainId}, ${seconds}, contract, ${sql.unsafe(WINDOW_SUMS)}
         FROM (
-          SELECT d.contract, d.sales, d.sold_units, d.volume, d.max_unit_price FROM collection_days d
+          SELECT d.contract, ${sql.unsafe(PART_COLUMNS.replace(/(\w+)/g, "d.$1"))} FROM collection_days d
           WHERE d.chain_id = ${chainId} AND ${inDays}
           UNION ALL
-          SELECT b.contract, b.sales, b.sold_units, b.volume, b.max_unit_price FROM collection_buckets b
+          SELECT b.contract, ${sql.unsafe(PART_COLUMNS.replace(/(\w+)/g, "b.$1"))} FROM collection_buckets b
           WHERE b.chain_id = ${chainId} AND ${inEdges}) parts
         GROUP BY contract`,
     ];
@@ -175,18 +208,17 @@ function recountStatements(
       WHERE t.chain_id = ${chainId} AND t.window_seconds = ${seconds} AND t.contract = decode(u.c, 'hex')`,
     sql`
       ${insert}
-      SELECT ${chainId}, ${seconds}, w.contract, w.sales, w.units, w.volume, w.hi
+      SELECT ${chainId}, ${seconds}, w.*
       FROM ${list}
       CROSS JOIN LATERAL (
-        SELECT decode(u.c, 'hex') AS contract, sum(sales) AS sales, sum(sold_units) AS units, sum(volume) AS volume,
-               max(max_unit_price) AS hi
+        SELECT decode(u.c, 'hex') AS contract, ${sql.unsafe(WINDOW_SUMS)}
         FROM (
-          SELECT d.sales, d.sold_units, d.volume, d.max_unit_price FROM collection_days d
+          SELECT ${sql.unsafe(PART_COLUMNS.replace(/(\w+)/g, "d.$1"))} FROM collection_days d
           WHERE d.chain_id = ${chainId} AND d.contract = decode(u.c, 'hex') AND ${inDays}
           UNION ALL
-          SELECT b.sales, b.sold_units, b.volume, b.max_unit_price FROM collection_buckets b
-          WHERE b.chain_id = ${chainId} AND b.contract = decode(u.c, 'hex') AND ${inEdges}) parts) w
-      WHERE w.sales > 0`,
+          SELECT ${sql.unsafe(PART_COLUMNS.replace(/(\w+)/g, "b.$1"))} FROM collection_buckets b
+          WHERE b.chain_id = ${chainId} AND b.contract = decode(u.c, 'hex') AND ${inEdges}) parts
+        HAVING count(*) > 0) w`,
   ];
 }
 
@@ -211,8 +243,8 @@ export async function undoRankings(
   }
   for (const seconds of RANKING_WINDOWS) {
     const reentering = await sql<{ contract: Uint8Array }[]>`
-      SELECT DISTINCT contract FROM collection_buckets
-      WHERE chain_id = ${chainId} AND sales > 0
+      SELECT DISTINCT contract FROM collection_buckets b
+      WHERE chain_id = ${chainId} AND ${sql.unsafe(anySales("b"))}
         AND bucket_start >= to_timestamp(${end - seconds}) AND bucket_start < to_timestamp(${current - seconds})`;
     const contracts = [...new Set([...lostSales, ...reentering.map((r) => toHex(r.contract) as Address)])];
     if (contracts.length > 0) await runInOrder(recountStatements(sql, chainId, seconds, end, contracts));

@@ -250,7 +250,7 @@ describe("the demo's trading, indexed", () => {
   test("wash pairs, punk sales and accepted punk bids, and paid mints", async () => {
     const { counts, contracts } = history;
     assert.ok(counts.washPairs > 0);
-    assert.ok(sales.filter((s) => s.flags.includes("wash")).length >= counts.washPairs);
+    assert.ok(sales.filter((s) => s.flags.includes("wash_cycle")).length >= counts.washPairs);
     const punks = sales.filter((s) => s.contract === contracts.punks.address && s.kind === "sale");
     assert.ok(counts.punkSales > 0 && counts.punkBidSales > 0);
     assert.equal(punks.length, counts.punkSales + counts.punkBidSales);

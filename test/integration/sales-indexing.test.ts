@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { Address } from "../../src/core/hex.ts";
+import { saleClass } from "../../src/core/sale-classes.ts";
 import { type Anvil, startAnvil } from "../../src/devchain/anvil.ts";
 import { loadArtifact } from "../../src/devchain/artifacts.ts";
 import { connectDevChain, deployArtifact, devAddress, sendContractTx } from "../../src/devchain/deploy.ts";
@@ -207,23 +208,67 @@ describe("sales stored by the indexer", () => {
     const [a] = await storedSalesOf(first.txHash);
     const [b] = await storedSalesOf(second.txHash);
     assert.deepEqual(a?.flags, []);
-    assert.deepEqual(b?.flags, ["wash"]);
+    assert.deepEqual(b?.flags, ["wash_cycle"]);
   });
 
-  test("the buckets hold every sale: count, units, volume and the extreme unit prices", async () => {
-    const rows = await db.sql<{ contract: string; ok: boolean }[]>`
-      WITH expected AS (
-        SELECT contract, date_bin('15 minutes', block_time, TIMESTAMPTZ 'epoch') AS bucket_start, count(*) AS n,
-               sum(quantity) AS u, sum(total_native) AS v, min(trunc(total_native / quantity)) AS lo,
-               max(trunc(total_native / quantity)) AS hi
-        FROM sales WHERE kind = 'sale' GROUP BY 1, 2)
-      SELECT '0x' || encode(e.contract, 'hex') AS contract,
-             (b.sales = e.n AND b.sold_units = e.u AND b.volume = e.v AND b.min_unit_price = e.lo
-              AND b.max_unit_price = e.hi) AS ok
-      FROM expected e LEFT JOIN collection_buckets b
-        ON b.contract = e.contract AND b.bucket_start = e.bucket_start AND b.chain_id = ${CHAIN_ID}`;
-    assert.ok(rows.length > 0);
-    for (const r of rows) assert.equal(r.ok, true, `bucket of ${r.contract}`);
+  test("a rotation through three wallets is flagged where it closes; a sale without a rate is unpriced", async () => {
+    const flagsOf = async (name: string) => {
+      const played = world.scenarios.find((s) => s.name === name);
+      assert.ok(played, name);
+      return (await storedSalesOf(played.txHash)).map((s) => s.flags);
+    };
+    const legs = ["first", "second", "third"].map((leg) => `16 rotation through three wallets, ${leg} leg`);
+    assert.deepEqual(
+      await Promise.all(legs.map(flagsOf)),
+      [[[]], [[]], [["wash_cycle"]]],
+    );
+    assert.deepEqual(await flagsOf("15 sale paid in a token without a rate"), [["unpriced"]]);
+  });
+
+  test("the buckets hold every sale by class: count, units, volume and the extreme unit prices", async () => {
+    // The class of each stored sale, worked out here from its flags: a wash rule or a rate outlier
+    // makes it flagged, a payment without a rate unpriced, anything else organic.
+    const sales = await db.sql<{ contract: string; bucket: string; flags: string[]; q: string; v: string }[]>`
+      SELECT encode(contract, 'hex') AS contract,
+             extract(epoch FROM date_bin('15 minutes', block_time, TIMESTAMPTZ 'epoch'))::bigint::text AS bucket,
+             flags, quantity::text AS q, total_native::text AS v
+      FROM sales WHERE chain_id = ${CHAIN_ID} AND kind = 'sale'`;
+    type Figures = { n: bigint; u: bigint; v: bigint; lo: bigint | null; hi: bigint | null };
+    const none = (): Figures => ({ n: 0n, u: 0n, v: 0n, lo: null, hi: null });
+    const expected = new Map<string, { organic: Figures; flagged: Figures; unpriced: Figures }>();
+    for (const sale of sales) {
+      const key = `${sale.contract}:${sale.bucket}`;
+      const bucket = expected.get(key) ?? { organic: none(), flagged: none(), unpriced: none() };
+      expected.set(key, bucket);
+      const f = bucket[saleClass(sale.flags)];
+      const [q, v] = [BigInt(sale.q), BigInt(sale.v)];
+      f.n += 1n;
+      f.u += q;
+      f.v += v;
+      if (f.lo === null || v / q < f.lo) f.lo = v / q;
+      if (f.hi === null || v / q > f.hi) f.hi = v / q;
+    }
+    const stored = await db.sql<{ contract: string; bucket: string; figures: string[] }[]>`
+      SELECT encode(contract, 'hex') AS contract, extract(epoch FROM bucket_start)::bigint::text AS bucket,
+             ARRAY[sales::text, sold_units::text, volume::text, coalesce(min_unit_price::text, ''),
+                   coalesce(max_unit_price::text, ''), flagged_sales::text, flagged_units::text, flagged_volume::text,
+                   coalesce(flagged_min_unit_price::text, ''), coalesce(flagged_max_unit_price::text, ''),
+                   unpriced_sales::text, unpriced_units::text] AS figures
+      FROM collection_buckets
+      WHERE chain_id = ${CHAIN_ID} AND sales + flagged_sales + unpriced_sales > 0`;
+    // An array element that is NULL comes back as '': no sale of the class in the bucket.
+    const text = (v: bigint | null) => (v === null ? "" : v.toString());
+    assert.deepEqual(
+      new Map(stored.map((r) => [`${r.contract}:${r.bucket}`, r.figures])),
+      new Map(
+        [...expected].map(([key, { organic: o, flagged: f, unpriced: p }]) => [
+          key,
+          [o.n, o.u, o.v, o.lo, o.hi, f.n, f.u, f.v, f.lo, f.hi, p.n, p.u].map(text),
+        ]),
+      ),
+    );
+    const classes = new Set(sales.map((s) => saleClass(s.flags)));
+    assert.deepEqual([...classes].sort(), ["flagged", "organic", "unpriced"], "the scenarios have sales of every class");
     const [unsold] = await db.sql<{ n: string }[]>`
       SELECT count(*) AS n FROM collection_buckets b WHERE sales > 0 AND NOT EXISTS (
         SELECT 1 FROM sales s WHERE s.kind = 'sale' AND s.contract = b.contract

@@ -36,6 +36,10 @@ const names = [
   "13 buyPunk",
   "13 acceptBidForPunk",
   "14 bid paid in a pegged pool token",
+  "15 sale paid in a token without a rate",
+  "16 rotation through three wallets, first leg",
+  "16 rotation through three wallets, second leg",
+  "16 rotation through three wallets, third leg",
 ];
 
 let anvil: Anvil;

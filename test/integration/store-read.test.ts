@@ -3,6 +3,7 @@ import { after, before, describe, test } from "node:test";
 import { createPublicClient, http, parseAbiItem } from "viem";
 import { BURN_ADDRESSES, isBurnAddress } from "../../src/core/burn.ts";
 import type { Address } from "../../src/core/hex.ts";
+import { saleClass } from "../../src/core/sale-classes.ts";
 import type { ContractType } from "../../src/core/types.ts";
 import type { HistorySummary } from "../../src/demo/activity.ts";
 import type { DemoContractKey } from "../../src/demo/contracts.ts";
@@ -197,11 +198,11 @@ describe("reading the store for the API", () => {
       const transfers = await db.sql<{ from: Uint8Array; to: Uint8Array; amount: string; time: Date }[]>`
         SELECT from_address AS from, to_address AS to, amount, block_time AS time FROM nft_transfers
         WHERE chain_id = ${CHAIN_ID} AND contract = ${bytes} ORDER BY block_number, log_index, seq`;
-      const sales = await db.sql<{ quantity: string; total: string; time: Date }[]>`
-        SELECT quantity, total_native AS total, block_time AS time FROM sales
+      const sales = await db.sql<{ quantity: string; total: string; time: Date; flags: string[] }[]>`
+        SELECT quantity, total_native AS total, block_time AS time, flags FROM sales
         WHERE chain_id = ${CHAIN_ID} AND contract = ${bytes} AND kind = 'sale'`;
       assert.ok(transfers.length > 3, `${key} moved`);
-      for (const grid of grids) {
+      for (const [grid, includeFlagged] of grids.flatMap((g) => [[g, false] as const, [g, true] as const])) {
         const at = (i: number) => (grid.start + i * grid.periodSeconds) * 1000;
         const units = new Map<Address, bigint>();
         const apply = (t: (typeof transfers)[number], point?: SeriesPoint) => {
@@ -229,6 +230,11 @@ describe("reading the store for the API", () => {
             volume: 0n,
             minUnitPrice: 0n,
             maxUnitPrice: 0n,
+            flaggedSales: 0n,
+            flaggedUnits: 0n,
+            flaggedVolume: 0n,
+            unpricedSales: 0n,
+            unpricedUnits: 0n,
           };
           for (; next < transfers.length && (transfers[next]?.time.getTime() ?? 0) < at(i + 1); next++) {
             apply(transfers[next] as (typeof transfers)[number], point);
@@ -238,6 +244,18 @@ describe("reading the store for the API", () => {
             const time = sale.time.getTime();
             if (time < at(i) || time >= at(i + 1)) continue;
             const [quantity, total] = [BigInt(sale.quantity), BigInt(sale.total)];
+            const kind = saleClass(sale.flags);
+            if (kind === "unpriced") {
+              point.unpricedSales += 1n;
+              point.unpricedUnits += quantity;
+              continue;
+            }
+            if (kind === "flagged") {
+              point.flaggedSales += 1n;
+              point.flaggedUnits += quantity;
+              point.flaggedVolume += total;
+              if (!includeFlagged) continue;
+            }
             const unit = total / quantity;
             point.minUnitPrice = point.sales === 0n || unit < point.minUnitPrice ? unit : point.minUnitPrice;
             point.maxUnitPrice = unit > point.maxUnitPrice ? unit : point.maxUnitPrice;
@@ -251,8 +269,9 @@ describe("reading the store for the API", () => {
           start: new Date(grid.start * 1000),
           periodSeconds: grid.periodSeconds,
           points: grid.points,
+          includeFlagged,
         });
-        assert.deepEqual(series, expected, `${key} on ${JSON.stringify(grid)}`);
+        assert.deepEqual(series, expected, `${key} on ${JSON.stringify(grid)}, flagged ${includeFlagged}`);
       }
       if (key === "erc721" || key === "punks") {
         const whole = await collectionSeries(db.sql, CHAIN_ID, contract, {
@@ -286,28 +305,28 @@ describe("reading the store for the API", () => {
   });
 
   test("days: each collection's day row is the sum of that day's buckets, kept batch by batch", async () => {
-    type Sums = [bigint, bigint, bigint, bigint, bigint, bigint, bigint];
+    type Sums = bigint[];
     interface Day {
       sums: Sums;
-      lo: bigint | undefined;
-      hi: bigint | undefined;
+      lo: (bigint | undefined)[];
+      hi: (bigint | undefined)[];
     }
     const read = async (table: "collection_days" | "collection_buckets", time: "day" | "bucket_start") => {
       const rows = await db.sql.unsafe<
-        { c: string; t: string; sums: string[]; lo: string | null; hi: string | null }[]
+        { c: string; t: string; sums: string[]; lo: (string | null)[]; hi: (string | null)[] }[]
       >(`
         SELECT encode(contract, 'hex') AS c, extract(epoch FROM ${time})::bigint::text AS t,
                ARRAY[minted::text, burned::text, holders_delta::text, transfers::text, sales::text,
-                     sold_units::text, volume::text] AS sums,
-               min_unit_price::text AS lo, max_unit_price::text AS hi
+                     sold_units::text, volume::text, flagged_sales::text, flagged_units::text,
+                     flagged_volume::text, unpriced_sales::text, unpriced_units::text] AS sums,
+               ARRAY[coalesce(min_unit_price::text, ''), coalesce(flagged_min_unit_price::text, '')] AS lo,
+               ARRAY[coalesce(max_unit_price::text, ''), coalesce(flagged_max_unit_price::text, '')] AS hi
         FROM ${table} WHERE chain_id = ${CHAIN_ID}`);
+      // An array element that is NULL is read as '': no sale of the class.
+      const big = (v: string | null) => (v === null || v === "" ? undefined : BigInt(v));
       return rows.map((r) => ({
         key: `${r.c}:${Number(r.t) - (Number(r.t) % 86_400)}`,
-        day: {
-          sums: r.sums.map(BigInt) as Sums,
-          lo: r.lo === null ? undefined : BigInt(r.lo),
-          hi: r.hi === null ? undefined : BigInt(r.hi),
-        },
+        day: { sums: r.sums.map(BigInt), lo: r.lo.map(big), hi: r.hi.map(big) },
       }));
     };
     const expected = new Map<string, Day>();
@@ -317,9 +336,15 @@ describe("reading the store for the API", () => {
         expected.set(key, day);
         continue;
       }
-      sum.sums = sum.sums.map((v, i) => v + (day.sums[i] as bigint)) as Sums;
-      if (day.lo !== undefined && (sum.lo === undefined || day.lo < sum.lo)) sum.lo = day.lo;
-      if (day.hi !== undefined && (sum.hi === undefined || day.hi > sum.hi)) sum.hi = day.hi;
+      sum.sums = sum.sums.map((v, i) => v + (day.sums[i] as bigint));
+      sum.lo = sum.lo.map((v, i) => {
+        const w = day.lo[i];
+        return w !== undefined && (v === undefined || w < v) ? w : v;
+      });
+      sum.hi = sum.hi.map((v, i) => {
+        const w = day.hi[i];
+        return w !== undefined && (v === undefined || w > v) ? w : v;
+      });
     }
     const days = new Map((await read("collection_days", "day")).map(({ key, day }) => [key, day]));
     assert.ok(expected.size > 20, "the history spans many collection days");
@@ -330,8 +355,8 @@ describe("reading the store for the API", () => {
     const end = await storedWindowEnd(db.sql, CHAIN_ID);
     const last = await client.getBlock({ blockNumber: BigInt(history.blocks.last) });
     assert.equal(end, windowEndAt(Number(last.timestamp)), "the windows end after the newest indexed block");
-    const sales = await db.sql<{ c: string; quantity: string; total: string; time: Date }[]>`
-      SELECT encode(contract, 'hex') AS c, quantity, total_native AS total, block_time AS time FROM sales
+    const sales = await db.sql<{ c: string; quantity: string; total: string; time: Date; flags: string[] }[]>`
+      SELECT encode(contract, 'hex') AS c, quantity, total_native AS total, block_time AS time, flags FROM sales
       WHERE chain_id = ${CHAIN_ID} AND kind = 'sale'`;
     const names = new Map(
       (
@@ -340,7 +365,10 @@ describe("reading the store for the API", () => {
       ).map((r) => [r.c, r.name]),
     );
     let ranked = 0;
-    for (const seconds of RANKING_WINDOWS) {
+    for (const [seconds, includeFlagged] of RANKING_WINDOWS.flatMap((w) => [
+      [w, false] as const,
+      [w, true] as const,
+    ])) {
       const [from, to] = [(end as number) - seconds, end as number];
       const sums = new Map<string, Omit<Ranked, "rankValue">>();
       for (const s of sales) {
@@ -353,14 +381,30 @@ describe("reading the store for the API", () => {
           units: 0n,
           volume: 0n,
           maxUnitPrice: 0n,
+          flaggedSales: 0n,
+          flaggedVolume: 0n,
+          unpricedSales: 0n,
         };
+        sums.set(s.c, r);
         const [quantity, total] = [BigInt(s.quantity), BigInt(s.total)];
+        const kind = saleClass(s.flags);
+        if (kind === "unpriced") {
+          r.unpricedSales += 1n;
+          continue;
+        }
+        if (kind === "flagged") {
+          r.flaggedSales += 1n;
+          r.flaggedVolume += total;
+          if (!includeFlagged) continue;
+        }
         r.sales += 1n;
         r.units += quantity;
         r.volume += total;
         if (total / quantity > r.maxUnitPrice) r.maxUnitPrice = total / quantity;
         sums.set(s.c, r);
       }
+      // A collection is ranked only with sales of the figures ranked.
+      for (const [c, r] of sums) if (r.sales === 0n) sums.delete(c);
       ranked += sums.size;
       const value: Record<RankingMetric, (r: Omit<Ranked, "rankValue">) => bigint> = {
         volume: (r) => r.volume,
@@ -373,7 +417,7 @@ describe("reading the store for the API", () => {
           const [x, y] = [value[metric](a), value[metric](b)];
           return x === y ? (a.contract < b.contract ? -1 : 1) : x > y ? -1 : 1;
         });
-        const window = { windowSeconds: seconds, metric };
+        const window = { windowSeconds: seconds, metric, includeFlagged };
         const plain = ({ rankValue: _, ...r }: Ranked) => r;
         const got = await topCollections(db.sql, CHAIN_ID, { ...window, limit: 500, offset: 0 });
         assert.deepEqual(got.map(plain), expected, `${metric} over the last ${seconds} s`);

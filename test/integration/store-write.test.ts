@@ -262,13 +262,13 @@ describe("the memory of last sales", () => {
     assert.deepEqual(await washFlags(), [
       "1:1:",
       "1:2:",
-      "2:1:wash",
+      "2:1:wash_cycle",
       "3:3:",
       "3:4:",
-      "4:2:wash",
+      "4:2:wash_cycle",
       "4:3:",
-      "5:1:wash",
-      "5:4:wash",
+      "5:1:wash_cycle",
+      "5:4:wash_cycle",
     ]);
   });
 });

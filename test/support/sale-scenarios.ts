@@ -69,7 +69,8 @@ type ContractRole =
   | "aggregator"
   | "relay"
   | "lender"
-  | "swap";
+  | "swap"
+  | "game";
 
 const ETHER = 10n ** 18n;
 const eth = (milli: bigint) => (milli * ETHER) / 1000n;
@@ -113,6 +114,8 @@ export async function playSaleScenarios(chain: DevChain): Promise<SaleScenarioWo
     relay: await deploy("MevRelay", [], bot),
     lender: await deploy("FlashLender"),
     swap: await deploy("NftSwap"),
+    // A currency no pool prices: its sales are unpriced.
+    game: await deploy("TestStablecoin", ["Game Gold", "GOLD"]),
   };
   const nameOf = new Map<Address, ContractName>([
     [c.apes, "TestERC721"],
@@ -128,6 +131,7 @@ export async function playSaleScenarios(chain: DevChain): Promise<SaleScenarioWo
     [c.aggregator, "SweepAggregator"],
     [c.relay, "MevRelay"],
     [c.lender, "FlashLender"],
+    [c.game, "TestStablecoin"],
     [c.swap, "NftSwap"],
   ]);
   const send = (to: Address, functionName: string, args: unknown[], from: Address, value?: bigint) =>
@@ -160,6 +164,8 @@ export async function playSaleScenarios(chain: DevChain): Promise<SaleScenarioWo
     [dave, 26n],
     [carol, 28n],
     [bob, 29n],
+    [alice, 30n],
+    [alice, 31n],
   ] as const) {
     await send(c.apes, "mint", [holder, id], deployer);
   }
@@ -188,6 +194,8 @@ export async function playSaleScenarios(chain: DevChain): Promise<SaleScenarioWo
   await send(c.weth, "approve", [c.bids, 2n ** 256n - 1n], erin);
   await send(c.usdc, "mint", [bob, 5_000_000_000n], deployer);
   await send(c.usdc, "approve", [c.escrow, 2n ** 256n - 1n], bob);
+  await send(c.game, "mint", [bob, 10n ** 24n], deployer);
+  await send(c.game, "approve", [c.escrow, 2n ** 256n - 1n], bob);
   await send(c.pool, "deposit", [], dave, eth(3000n));
   await send(c.pool, "approve", [c.bids, 2n ** 256n - 1n], dave);
   await send(c.punks, "setInitialOwner", [alice, 0n], deployer);
@@ -464,6 +472,34 @@ export async function playSaleScenarios(chain: DevChain): Promise<SaleScenarioWo
     ]);
   }
 
+  // 15. Paid in a token no pool prices: a sale without a price, counted apart from every price.
+  {
+    const price = 5n * 10n ** 21n;
+    const id = await list(alice, [{ nft: c.apes, tokenId: 30n }], c.game, price);
+    const r = await send(c.escrow, "buy", [id], bob);
+    scenario("15 sale paid in a token without a rate", r, [
+      sale(c.apes, 30n, alice, bob, { fungible: [{ token: c.game, amount: price }] }),
+    ]);
+  }
+
+  // 16 (wash). A token rotated through three wallets and back to the first within minutes: the
+  //    leg that closes the cycle is flagged.
+  {
+    const price = eth(900n);
+    const legs = [
+      [alice, bob, "first"],
+      [bob, carol, "second"],
+      [carol, alice, "third"],
+    ] as const;
+    for (const [seller, buyer, leg] of legs) {
+      const id = await list(seller, [{ nft: c.apes, tokenId: 31n }], ZERO_ADDRESS, price);
+      const r = await send(c.escrow, "buy", [id], buyer, price);
+      scenario(`16 rotation through three wallets, ${leg} leg`, r, [
+        sale(c.apes, 31n, seller, buyer, { native: price }),
+      ]);
+    }
+  }
+
   const types = new Map<Address, ReadonlySet<ContractType>>([
     [c.apes, new Set(["TYPE_ERC721"])],
     [c.cats, new Set(["TYPE_ERC721"])],
@@ -473,6 +509,7 @@ export async function playSaleScenarios(chain: DevChain): Promise<SaleScenarioWo
     [c.weth, new Set(["TYPE_ERC20"])],
     [c.usdc, new Set(["TYPE_ERC20"])],
     [c.pool, new Set(["TYPE_ERC20"])],
+    [c.game, new Set(["TYPE_ERC20"])],
   ]);
   return { scenarios, contracts: c, typesOf: (address) => types.get(address) };
 }

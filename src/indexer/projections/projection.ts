@@ -19,6 +19,7 @@ import type { Address } from "../../core/hex.ts";
 import type { NftTransfer } from "../../core/types.ts";
 import type { Queryable, Sql } from "../../store/pg/database.ts";
 import type { Statement } from "../../store/pg/session.ts";
+import type { CountedSale } from "../../store/tables/sales.ts";
 import type { FetchedBatch } from "../batch.ts";
 import type { Effects } from "../effects.ts";
 import type { TakenRecords } from "../registry.ts";
@@ -68,14 +69,6 @@ export interface WriteContext {
   contracts: TakenRecords;
 }
 
-/** A sale of the orphaned blocks, as the rollups need it. */
-export interface OrphanedSale {
-  contract: Address;
-  time: number;
-  quantity: bigint;
-  totalNative: bigint;
-}
-
 /**
  * The stored rows of the orphaned blocks, read before anything is undone: the journal that every
  * projection's inverse replays.
@@ -86,7 +79,8 @@ export interface RollbackJournal {
   times: Map<number, number>;
   /** The ownership the orphaned transfers made, replayed from the units held before them. */
   effects: Effects;
-  sales: OrphanedSale[];
+  /** The sales of the orphaned blocks, as the rollups counted them. */
+  sales: CountedSale[];
   /** Unix seconds of the ancestor block; undefined when its header is no longer kept. */
   ancestorTime: number | undefined;
 }

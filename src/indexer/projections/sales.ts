@@ -1,10 +1,16 @@
 /**
  * Every trade that involved a payment (sales, paid mints, returns) with its payments, priced at its
- * block. The carry is the memory of each token's latest sale, which tells a wash pair; the store is
- * asked only for tokens it does not hold.
+ * block, with the wash rules that fired. The carry is the memory of each token's recent sales, which
+ * tells a wash cycle; the store is asked only for tokens it does not hold.
  */
 import type { Address } from "../../core/hex.ts";
-import { deleteSalesAfter, encodeSales, salesStatements, tokenKey } from "../../store/tables/sales.ts";
+import {
+  deleteSalesAfter,
+  deployersOf,
+  encodeSales,
+  salesStatements,
+  tokenKey,
+} from "../../store/tables/sales.ts";
 import type { FetchedBatch } from "../batch.ts";
 import { SaleMemory } from "../sale-memory.ts";
 import { tradesOfBatch } from "../trades.ts";
@@ -20,12 +26,18 @@ export function createSalesProjection(memoryLimit?: number) {
     ],
     resume: ({ sql, chainId }) => SaleMemory.fromStore(sql, chainId, memoryLimit),
     async prepare({ sql, chainId, batch, facts }, carry: SaleMemory) {
-      const previous = await carry.lookup(sql, chainId, soldTokens(batch));
+      const sold = soldTokens(batch);
+      const [previous, deployers] = await Promise.all([
+        carry.lookup(sql, chainId, sold.tokens),
+        deployersOf(sql, chainId, [...sold.parties]),
+      ]);
+      for (const c of batch.creations) deployers.set(c.address, c.txFrom);
       const trades = tradesOfBatch(
         batch,
         need(facts, "prices", "sales"),
         previous,
         need(facts, "bidBefore", "sales"),
+        (account) => deployers.get(account),
       );
       carry.remember(trades.lastSalesAfter);
       facts.trades = trades;
@@ -37,23 +49,30 @@ export function createSalesProjection(memoryLimit?: number) {
 }
 
 /**
- * The tokens that may be sold in a batch, for their previous sales: those whose movements came
- * with a payment in their transaction. A transaction with no call value, no native movement and
- * no ERC-20 movement pays nothing, and most transfers of a backfill are of that kind.
+ * The tokens that may be sold in a batch, for their previous sales, and the accounts that may be
+ * their parties, for who deployed them: those whose movements came with a payment in their
+ * transaction. A transaction with no call value, no native movement and no ERC-20 movement pays
+ * nothing, and most transfers of a backfill are of that kind.
  */
-function soldTokens(batch: FetchedBatch): { contract: Address; tokenId: bigint }[] {
+function soldTokens(batch: FetchedBatch): {
+  tokens: { contract: Address; tokenId: bigint }[];
+  parties: Set<Address>;
+} {
   const paying = new Set<string>();
   for (const f of batch.fungible) paying.add(f.txHash);
   if (batch.native) for (const n of batch.native) paying.add(n.txHash);
   else for (const [txHash, call] of batch.calls) if (call.value > 0n) paying.add(txHash);
   const seen = new Set<string>();
   const tokens: { contract: Address; tokenId: bigint }[] = [];
+  const parties = new Set<Address>();
   for (const t of batch.nft) {
     if (!paying.has(t.txHash)) continue;
+    parties.add(t.from);
+    parties.add(t.to);
     const key = tokenKey(t.contract, t.tokenId);
     if (seen.has(key)) continue;
     seen.add(key);
     tokens.push({ contract: t.contract, tokenId: t.tokenId });
   }
-  return tokens;
+  return { tokens, parties };
 }

@@ -15,6 +15,8 @@ export interface NftSale {
   /** USD at the block's rate as an exact decimal, undefined without a rate. */
   totalUsd: string | undefined;
   attributedBy: string;
+  /** What was found about the sale: the wash rules that fired, `rate_outlier`, `unpriced`, `tx_value`. */
+  flags: string[];
   /** Each ERC-20 paid, in its base units, with its decimals when the token's contract is known. */
   payments: { token: Address; amount: bigint; decimals: number | undefined }[];
 }
@@ -78,10 +80,11 @@ export async function nftDetails(
         total_native: string;
         total_usd: string | null;
         attributed_by: string;
+        flags: string[];
       }[]
     >`
       SELECT block_number::text, log_index, seq, seller, tx_hash, block_time, native_paid::text, fungible_paid::text,
-             total_native::text, total_usd::text, attributed_by
+             total_native::text, total_usd::text, attributed_by, flags
       FROM sales s
       WHERE chain_id = ${chainId} AND contract = ${address} AND token_id = ${id}::numeric AND kind = 'sale'
       -- Qualified: the bare name would order by the text column of the same name selected above.
@@ -114,6 +117,7 @@ export async function nftDetails(
       totalNative: BigInt(sale.total_native),
       totalUsd: sale.total_usd ?? undefined,
       attributedBy: sale.attributed_by,
+      flags: sale.flags,
       payments: payments.map((p) => ({
         token: toHex(p.token) as Address,
         amount: BigInt(p.amount),

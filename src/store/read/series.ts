@@ -12,6 +12,8 @@ export interface SeriesGrid {
    * (the default). An earlier end makes the last period partial; holders are counted at it.
    */
   end?: Date | undefined;
+  /** Count flagged sales in the sales figures too, rather than the organic ones only. */
+  includeFlagged?: boolean;
 }
 
 /** What one period of the grid holds, summed from the fifteen-minute buckets it covers. */
@@ -21,12 +23,22 @@ export interface SeriesPoint {
   burned: bigint;
   /** Distinct holders at the end of the period (the current count for periods ending later than now). */
   holders: bigint;
-  /** Sales, NFT units sold, their total price (wei) and the extreme unit prices (wei; 0 without sales). */
+  /**
+   * Sales, NFT units sold, their total price (wei) and the extreme unit prices (wei; 0 without
+   * sales): of the organic sales, or of every sale with a price when flagged ones are included.
+   */
   sales: bigint;
   units: bigint;
   volume: bigint;
   minUnitPrice: bigint;
   maxUnitPrice: bigint;
+  /** The period's flagged sales, their units and volume (wei), whether or not they are counted above. */
+  flaggedSales: bigint;
+  flaggedUnits: bigint;
+  flaggedVolume: bigint;
+  /** The period's sales without a price, and their units: in no figure above. */
+  unpricedSales: bigint;
+  unpricedUnits: bigint;
 }
 
 interface Row {
@@ -39,6 +51,13 @@ interface Row {
   volume: string;
   lo: string | null;
   hi: string | null;
+  flo: string | null;
+  fhi: string | null;
+  fn: string;
+  fu: string;
+  fv: string;
+  pn: string;
+  pu: string;
 }
 
 /**
@@ -76,7 +95,10 @@ export async function collectionSeries(
       SELECT floor(extract(epoch FROM ${sql(time)} - ${from}::timestamptz) / ${grid.periodSeconds})::int AS i,
              sum(minted)::text AS minted, sum(burned)::text AS burned, sum(holders_delta)::text AS holders_delta,
              sum(sales)::text AS sales, sum(sold_units)::text AS units, sum(volume)::text AS volume,
-             min(min_unit_price)::text AS lo, max(max_unit_price)::text AS hi
+             min(min_unit_price)::text AS lo, max(max_unit_price)::text AS hi,
+             min(flagged_min_unit_price)::text AS flo, max(flagged_max_unit_price)::text AS fhi,
+             sum(flagged_sales)::text AS fn, sum(flagged_units)::text AS fu, sum(flagged_volume)::text AS fv,
+             sum(unpriced_sales)::text AS pn, sum(unpriced_units)::text AS pu
       FROM ${sql(table)}
       WHERE chain_id = ${chainId} AND contract = ${address}
         AND ${sql(time)} >= ${from}::timestamptz AND ${sql(time)} < ${to}::timestamptz
@@ -98,18 +120,55 @@ export async function collectionSeries(
   let holders = BigInt(stats?.holders ?? 0) - BigInt(later?.delta ?? 0);
   for (let i = grid.points - 1; i >= 0; i--) {
     const r = byIndex.get(i);
+    const flagged = { sales: BigInt(r?.fn ?? 0), units: BigInt(r?.fu ?? 0), volume: BigInt(r?.fv ?? 0) };
+    const organic = {
+      sales: BigInt(r?.sales ?? 0),
+      units: BigInt(r?.units ?? 0),
+      volume: BigInt(r?.volume ?? 0),
+    };
+    const counted = grid.includeFlagged
+      ? {
+          sales: organic.sales + flagged.sales,
+          units: organic.units + flagged.units,
+          volume: organic.volume + flagged.volume,
+          lo: lowest(r?.lo, r?.flo),
+          hi: highest(r?.hi, r?.fhi),
+        }
+      : { ...organic, lo: optional(r?.lo), hi: optional(r?.hi) };
     points.push({
       start: new Date(from.getTime() + i * grid.periodSeconds * 1000),
       minted: BigInt(r?.minted ?? 0),
       burned: BigInt(r?.burned ?? 0),
       holders,
-      sales: BigInt(r?.sales ?? 0),
-      units: BigInt(r?.units ?? 0),
-      volume: BigInt(r?.volume ?? 0),
-      minUnitPrice: BigInt(r?.lo ?? 0),
-      maxUnitPrice: BigInt(r?.hi ?? 0),
+      sales: counted.sales,
+      units: counted.units,
+      volume: counted.volume,
+      minUnitPrice: counted.lo ?? 0n,
+      maxUnitPrice: counted.hi ?? 0n,
+      flaggedSales: flagged.sales,
+      flaggedUnits: flagged.units,
+      flaggedVolume: flagged.volume,
+      unpricedSales: BigInt(r?.pn ?? 0),
+      unpricedUnits: BigInt(r?.pu ?? 0),
     });
     holders -= BigInt(r?.holders_delta ?? 0);
   }
   return points.reverse();
+}
+
+function optional(value: string | null | undefined): bigint | undefined {
+  return value == null ? undefined : BigInt(value);
+}
+
+/** The lower of two extreme prices, either of which may be absent (no sales of its class). */
+function lowest(a: string | null | undefined, b: string | null | undefined): bigint | undefined {
+  const [x, y] = [optional(a), optional(b)];
+  if (x === undefined) return y;
+  return y === undefined || x <= y ? x : y;
+}
+
+function highest(a: string | null | undefined, b: string | null | undefined): bigint | undefined {
+  const [x, y] = [optional(a), optional(b)];
+  if (x === undefined) return y;
+  return y === undefined || x >= y ? x : y;
 }

@@ -3,7 +3,7 @@ import { type Queryable, toHex } from "../pg/database.ts";
 
 export type RankingMetric = "volume" | "sales" | "maxPrice" | "avgPrice";
 
-/** A collection's sales in a window: counts and wei. */
+/** A collection's sales in a window: counts and wei, of the figures ranked (organic, or every priced sale). */
 export interface Ranked {
   contract: Address;
   name: string;
@@ -11,6 +11,11 @@ export interface Ranked {
   units: bigint;
   volume: bigint;
   maxUnitPrice: bigint;
+  /** The window's flagged sales and their volume (wei), whichever figures are ranked. */
+  flaggedSales: bigint;
+  flaggedVolume: bigint;
+  /** The window's sales without a price. */
+  unpricedSales: bigint;
   /** The value the ranking orders by, exactly as stored: what a page token goes on after. */
   rankValue: string;
 }
@@ -23,6 +28,8 @@ export interface TopQuery {
   offset: number;
   /** Only the collections ranked after this one: its metric value (as `rankValue` gives it) and address. */
   after?: { value: string; contract: Address } | undefined;
+  /** Rank every sale with a price, flagged ones too, rather than the organic ones only. */
+  includeFlagged?: boolean;
 }
 
 interface Row {
@@ -32,16 +39,32 @@ interface Row {
   units: string;
   volume: string;
   hi: string;
+  flagged_sales: string;
+  flagged_volume: string;
+  unpriced_sales: string;
   value: string;
 }
 
-/** The column each metric ranks by, highest first; each has an index with the contract after it. */
-const ORDER: Readonly<Record<RankingMetric, string>> = {
-  volume: "volume",
-  sales: "sales",
-  maxPrice: "max_unit_price",
-  avgPrice: "avg_unit_price",
-};
+/**
+ * The columns of each set of figures, and the one each metric ranks by, highest first; each has a
+ * partial index (of the collections with such sales) with the contract after it.
+ */
+const FIGURES = {
+  organic: {
+    sales: "sales",
+    units: "sold_units",
+    volume: "volume",
+    maxPrice: "max_unit_price",
+    avgPrice: "avg_unit_price",
+  },
+  all: {
+    sales: "all_sales",
+    units: "sold_units + flagged_units",
+    volume: "all_volume",
+    maxPrice: "all_max_unit_price",
+    avgPrice: "all_avg_unit_price",
+  },
+} as const;
 
 /** Each column's type: a page token's value is compared as it, or the index would not serve the comparison. */
 const TYPE: Readonly<Record<RankingMetric, string>> = {
@@ -65,23 +88,30 @@ export async function topCollections(sql: Queryable, chainId: number, query: Top
     units: BigInt(r.units),
     volume: BigInt(r.volume),
     maxUnitPrice: BigInt(r.hi),
+    flaggedSales: BigInt(r.flagged_sales),
+    flaggedVolume: BigInt(r.flagged_volume),
+    unpricedSales: BigInt(r.unpriced_sales),
     rankValue: r.value,
   }));
 }
 
 /** The statement of a page of a ranking, unsent: what `topCollections` runs (and tests explain). */
 export function topQuery(sql: Queryable, chainId: number, query: TopQuery) {
-  const key = sql.unsafe(`-${ORDER[query.metric]}`);
+  const f = FIGURES[query.includeFlagged ? "all" : "organic"];
+  const key = sql.unsafe(`-${f[query.metric]}`);
   const after = query.after
     ? sql`AND (${key}, contract) > (-(${query.after.value}::${sql.unsafe(TYPE[query.metric])}), ${Buffer.from(query.after.contract.slice(2), "hex")})`
     : sql``;
+  // The predicate of the metric's partial index, written as the index has it.
   return sql<Row[]>`
-    SELECT w.contract, c.name, w.sales::text, w.sold_units::text AS units, w.volume::text,
-           w.max_unit_price::text AS hi, w.value::text
-    FROM (SELECT contract, sales, sold_units, volume, max_unit_price, ${key} AS rank_key,
-                 ${sql.unsafe(ORDER[query.metric])} AS value
+    SELECT w.contract, c.name, w.sales::text, w.units::text, w.volume::text, w.hi::text, w.flagged_sales::text,
+           w.flagged_volume::text, w.unpriced_sales::text, w.value::text
+    FROM (SELECT contract, ${sql.unsafe(f.sales)} AS sales, ${sql.unsafe(f.units)} AS units,
+                 ${sql.unsafe(f.volume)} AS volume, ${sql.unsafe(f.maxPrice)} AS hi, flagged_sales, flagged_volume,
+                 unpriced_sales, ${key} AS rank_key, ${sql.unsafe(f[query.metric])} AS value
           FROM collection_windows
-          WHERE chain_id = ${chainId} AND window_seconds = ${query.windowSeconds} ${after}
+          WHERE chain_id = ${chainId} AND window_seconds = ${query.windowSeconds} AND ${sql.unsafe(f.sales)} > 0
+            ${after}
           ORDER BY ${key}, contract
           LIMIT ${query.limit} OFFSET ${query.offset}) w
     LEFT JOIN contracts c ON c.chain_id = ${chainId} AND c.address = w.contract

@@ -1,4 +1,5 @@
 import type { Address } from "../../core/hex.ts";
+import { type SaleClass, saleClass } from "../../core/sale-classes.ts";
 import { bulkRows, joinColumn } from "../pg/bulk-rows.ts";
 import { bare, type Queryable, toHex } from "../pg/database.ts";
 import type { Statement } from "../pg/session.ts";
@@ -137,7 +138,8 @@ export function salesStatements(sql: Queryable, chainId: number, encoded: Encode
 }
 
 /** The parties of each token's latest sale, keyed by contract + token id. */
-export type LastSales = ReadonlyMap<string, { seller: Address; buyer: Address }>;
+/** Each token's recent sales, oldest first, by `tokenKey`. */
+export type LastSales = ReadonlyMap<string, readonly { seller: Address; buyer: Address; time: number }[]>;
 
 export function tokenKey(contract: Address, tokenId: bigint): string {
   return `${contract}:${tokenId}`;
@@ -151,50 +153,80 @@ export async function hasSales(sql: Queryable, chainId: number): Promise<boolean
 }
 
 /**
- * The latest stored sale of each of `tokens`: what tells a wash pair (the buyer sold it to the seller).
- * One index probe per token: the ordering names the token's own columns, so that only the index of
- * each token's sales serves it, whatever the table's statistics (a hash join over every sale, or a
- * walk of a whole collection's sales by block, would cost as much as the table is large).
+ * The latest `count` stored sales of each of `tokens`, oldest first: what tells a wash cycle.
+ * One index range per token: the ordering names the token's own columns, so that only the index
+ * of each token's sales serves it, whatever the table's statistics (a hash join over every sale,
+ * or a walk of a whole collection's sales by block, would cost as much as the table is large).
  */
 export async function lastSales(
   sql: Queryable,
   chainId: number,
   tokens: readonly { contract: Address; tokenId: bigint }[],
-): Promise<Map<string, { seller: Address; buyer: Address }>> {
-  const found = new Map<string, { seller: Address; buyer: Address }>();
+  count: number,
+): Promise<Map<string, { seller: Address; buyer: Address; time: number }[]>> {
+  const found = new Map<string, { seller: Address; buyer: Address; time: number }[]>();
   if (tokens.length === 0) return found;
-  const rows = await sql<{ c: string; id: string; seller: Uint8Array; buyer: Uint8Array }[]>`
-    SELECT u.c, u.id, l.seller, l.buyer
+  const rows = await sql<{ c: string; id: string; seller: Uint8Array; buyer: Uint8Array; time: string }[]>`
+    SELECT u.c, u.id, l.seller, l.buyer, l.time
     FROM unnest(${tokens.map((t) => bare(t.contract))}::text[], ${tokens.map((t) => t.tokenId.toString())}::text[])
       AS u(c, id)
     CROSS JOIN LATERAL (
-      SELECT s.seller, s.buyer FROM sales s
+      SELECT s.seller, s.buyer, extract(epoch FROM s.block_time)::bigint AS time FROM sales s
       WHERE s.chain_id = ${chainId} AND s.kind = 'sale' AND s.contract = decode(u.c, 'hex') AND s.token_id = u.id::numeric
       ORDER BY s.chain_id DESC, s.contract DESC, s.token_id DESC, s.block_number DESC, s.log_index DESC, s.seq DESC
-      LIMIT 1) l`;
+      LIMIT ${count}) l`;
+  // Newest first as read: each token's list is built backwards.
   for (const r of rows) {
-    found.set(tokenKey(`0x${r.c}`, BigInt(r.id)), {
+    const key = tokenKey(`0x${r.c}`, BigInt(r.id));
+    const list = found.get(key) ?? [];
+    list.unshift({
       seller: toHex(r.seller) as Address,
       buyer: toHex(r.buyer) as Address,
+      time: Number(r.time),
     });
+    found.set(key, list);
   }
   return found;
 }
 
-/** The priced sales of blocks after `ancestor`: what the rollups take back on a rollback. */
-export async function salesAfter(
+/** Who deployed each of `accounts` that the store knows as a contract: the deploying transaction's sender. */
+export async function deployersOf(
   sql: Queryable,
   chainId: number,
-  ancestor: number,
-): Promise<{ contract: Address; time: number; quantity: bigint; totalNative: bigint }[]> {
-  const rows = await sql<{ contract: Uint8Array; time: string; quantity: string; total_native: string }[]>`
-    SELECT contract, extract(epoch FROM block_time)::bigint AS time, quantity, total_native FROM sales
+  accounts: readonly Address[],
+): Promise<Map<Address, Address>> {
+  const found = new Map<Address, Address>();
+  if (accounts.length === 0) return found;
+  const rows = await sql<{ address: Uint8Array; minter: Uint8Array }[]>`
+    SELECT c.address, c.minter FROM contract_creations c
+    JOIN unnest(${accounts.map(bare)}::text[]) AS u(a) ON c.address = decode(u.a, 'hex')
+    WHERE c.chain_id = ${chainId}`;
+  for (const r of rows) found.set(toHex(r.address) as Address, toHex(r.minter) as Address);
+  return found;
+}
+
+/** A stored sale as the rollups counted it. */
+export interface CountedSale {
+  contract: Address;
+  time: number;
+  quantity: bigint;
+  totalNative: bigint;
+  class: SaleClass;
+}
+
+/** The sales of blocks after `ancestor`: what the rollups take back on a rollback. */
+export async function salesAfter(sql: Queryable, chainId: number, ancestor: number): Promise<CountedSale[]> {
+  const rows = await sql<
+    { contract: Uint8Array; time: string; quantity: string; total_native: string; flags: string[] }[]
+  >`
+    SELECT contract, extract(epoch FROM block_time)::bigint AS time, quantity, total_native, flags FROM sales
     WHERE chain_id = ${chainId} AND block_number > ${ancestor} AND kind = 'sale'`;
   return rows.map((r) => ({
     contract: toHex(r.contract) as Address,
     time: Number(r.time),
     quantity: BigInt(r.quantity),
     totalNative: BigInt(r.total_native),
+    class: saleClass(r.flags),
   }));
 }
 
