@@ -146,7 +146,7 @@ describe("top collections", () => {
       const from = end - (duration === "DURATION_30_DAYS" ? 30 : 365) * DAY;
       const per = new Map<Address, { n: bigint; units: bigint; volume: bigint; max: bigint }>();
       for (const s of sales) {
-        if (s.time < from || s.time >= end) continue;
+        if (s.time < from || s.time >= end || s.class !== "organic") continue;
         const p = per.get(s.contract) ?? { n: 0n, units: 0n, volume: 0n, max: 0n };
         const unit = s.quantity > 0n ? s.totalNative / s.quantity : s.totalNative;
         per.set(s.contract, {
@@ -223,7 +223,8 @@ describe("top collections", () => {
   test("the last hour and day hold only what happened in them, up to the newest indexed block", async () => {
     const sales = await saleEvents(f.sql, API_CHAIN_ID);
     const end = await windowEnd();
-    const recent = new Set(sales.filter((s) => s.time >= end - DAY).map((s) => s.contract));
+    const organic = sales.filter((s) => s.class === "organic");
+    const recent = new Set(organic.filter((s) => s.time >= end - DAY).map((s) => s.contract));
     const got = (await ok("/collections/v1beta2/top/METRIC_SALES_QUANTITY/DURATION_1_DAY"))
       .collections as Json[];
     assert.deepEqual(new Set(got.map((c) => c.contractAddress)), recent);
@@ -231,8 +232,52 @@ describe("top collections", () => {
       .collections as Json[];
     assert.deepEqual(
       new Set(hour.map((c) => c.contractAddress)),
-      new Set(sales.filter((s) => s.time >= end - 3600).map((s) => s.contract)),
+      new Set(organic.filter((s) => s.time >= end - 3600).map((s) => s.contract)),
     );
+  });
+});
+
+describe("flagged and unpriced sales", () => {
+  test("rankings leave flagged sales out unless asked, say how many there were, and count unpriced ones apart", async () => {
+    const sales = await saleEvents(f.sql, API_CHAIN_ID);
+    const end = await storedWindowEnd(f.sql, API_CHAIN_ID);
+    assert.ok(end !== undefined);
+    const inYear = sales.filter((s) => s.time >= end - 365 * DAY && s.time < end);
+    const count = (contract: string, kind: string) =>
+      BigInt(inYear.filter((s) => s.contract === contract && s.class === kind).length);
+    const flaggedCollections = new Set(inYear.filter((s) => s.class === "flagged").map((s) => s.contract));
+    assert.ok(flaggedCollections.size > 0, "the history has flagged sales");
+    for (const include of [false, true]) {
+      const query = include ? "?limit=500&includeFlaggedSales=true" : "?limit=500";
+      const got = (await ok(`/collections/v1beta2/top/METRIC_SALES_QUANTITY/DURATION_365_DAYS${query}`))
+        .collections as Json[];
+      for (const c of got) {
+        const contract = c.contractAddress as string;
+        const counted = count(contract, "organic") + (include ? count(contract, "flagged") : 0n);
+        assert.equal(c.salesCount, `${counted}`, `${contract}, flagged ${include}`);
+        assert.equal(c.flaggedSalesCount, `${count(contract, "flagged")}`);
+        assert.equal(c.unpricedSalesCount, `${count(contract, "unpriced")}`);
+      }
+      const ranked = new Set(got.map((c) => c.contractAddress as string));
+      for (const contract of flaggedCollections) {
+        assert.equal(ranked.has(contract), count(contract, "organic") > 0n || include, contract);
+      }
+    }
+  });
+
+  test("includeFlaggedSales takes true or false; anything else is refused, naming the field, over REST and gRPC", async () => {
+    const answer = await f.rest(
+      "/collections/v1beta2/top/METRIC_SALES_VOLUME/DURATION_1_DAY?includeFlaggedSales=yes",
+    );
+    assert.equal(answer.status, 400);
+    assert.match((answer.body as { message: string }).message, /include_flagged_sales/);
+    const grpc = await f.grpc("CollectionsService", "GetTopCollections", {
+      metric: "METRIC_SALES_VOLUME",
+      duration: "DURATION_1_DAY",
+      includeFlaggedSales: true,
+    });
+    assert.equal(grpc.error, null);
+    assert.ok(Array.isArray((grpc.response as Json).collections));
   });
 });
 
@@ -340,8 +385,17 @@ describe("time series", () => {
             min: formatNative(p.min),
             max: formatNative(p.max),
             avg: p.units === 0n ? "0" : formatNative(p.volume / p.units),
+            flaggedSalesCount: `${p.flaggedSales}`,
+            unpricedSalesCount: `${p.unpricedSales}`,
           },
-          volume: { timestamp: iso(p.start), quantity: `${p.units}`, volume: formatNative(p.volume) },
+          volume: {
+            timestamp: iso(p.start),
+            quantity: `${p.units}`,
+            volume: formatNative(p.volume),
+            flaggedQuantity: `${p.flaggedUnits}`,
+            flaggedVolume: formatNative(p.flaggedVolume),
+            unpricedQuantity: `${p.unpricedUnits}`,
+          },
         };
       });
       assert.deepEqual(
@@ -365,17 +419,29 @@ describe("time series", () => {
         `${duration} ${period} volume`,
       );
     }
-    // The window's sales are all there: the 365-day daily series sums to every sale.
+    // The window's sales are all there: the 365-day daily series sums to every sale, each in its
+    // own figure, and with flagged sales included the quantity is every sale with a price.
     const year = await fourSeries(
       contract,
       "DURATION_365_DAYS",
       "GROUP_BY_PERIOD_1_DAY",
       `?timestampLt=${iso(timestampLt)}`,
     );
-    assert.equal(
-      year.volume.reduce((a, p) => a + BigInt(p.quantity as string), 0n),
-      sales.reduce((a, s) => a + s.quantity, 0n),
-    );
+    const sum = (points: Json[], field: string) =>
+      points.reduce((a, p) => a + BigInt(p[field] as string), 0n);
+    const units = (kind: string) =>
+      sales.filter((s) => s.class === kind).reduce((a, s) => a + s.quantity, 0n);
+    assert.equal(sum(year.volume, "quantity"), units("organic"));
+    assert.equal(sum(year.volume, "flaggedQuantity"), units("flagged"));
+    assert.equal(sum(year.volume, "unpricedQuantity"), units("unpriced"));
+    assert.ok(units("flagged") > 0n, "the collection has flagged sales");
+    const withFlagged = (
+      await ok(
+        `/collections/v1beta2/${contract}/sales_volume/DURATION_365_DAYS/GROUP_BY_PERIOD_1_DAY?timestampLt=${iso(timestampLt)}&includeFlaggedSales=true`,
+      )
+    ).dataPoints as Json[];
+    assert.equal(sum(withFlagged, "quantity"), units("organic") + units("flagged"));
+    assert.equal(sum(withFlagged, "flaggedQuantity"), units("flagged"));
   });
 
   test("without timestampLt the window ends at the start of the current UTC day", async () => {

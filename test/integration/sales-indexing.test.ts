@@ -218,10 +218,7 @@ describe("sales stored by the indexer", () => {
       return (await storedSalesOf(played.txHash)).map((s) => s.flags);
     };
     const legs = ["first", "second", "third"].map((leg) => `16 rotation through three wallets, ${leg} leg`);
-    assert.deepEqual(
-      await Promise.all(legs.map(flagsOf)),
-      [[[]], [[]], [["wash_cycle"]]],
-    );
+    assert.deepEqual(await Promise.all(legs.map(flagsOf)), [[[]], [[]], [["wash_cycle"]]]);
     assert.deepEqual(await flagsOf("15 sale paid in a token without a rate"), [["unpriced"]]);
   });
 
@@ -268,7 +265,11 @@ describe("sales stored by the indexer", () => {
       ),
     );
     const classes = new Set(sales.map((s) => saleClass(s.flags)));
-    assert.deepEqual([...classes].sort(), ["flagged", "organic", "unpriced"], "the scenarios have sales of every class");
+    assert.deepEqual(
+      [...classes].sort(),
+      ["flagged", "organic", "unpriced"],
+      "the scenarios have sales of every class",
+    );
     const [unsold] = await db.sql<{ n: string }[]>`
       SELECT count(*) AS n FROM collection_buckets b WHERE sales > 0 AND NOT EXISTS (
         SELECT 1 FROM sales s WHERE s.kind = 'sale' AND s.contract = b.contract

@@ -5,6 +5,7 @@
  */
 import { isBurnAddress } from "../../src/core/burn.ts";
 import type { Address } from "../../src/core/hex.ts";
+import { type SaleClass, saleClass } from "../../src/core/sale-classes.ts";
 import type { Sql } from "../../src/store/pg/database.ts";
 
 export interface TransferEvent {
@@ -20,6 +21,7 @@ export interface SaleEvent {
   tokenId: bigint;
   quantity: bigint;
   totalNative: bigint;
+  class: SaleClass;
 }
 
 const hex = (b: Uint8Array) => `0x${Buffer.from(b).toString("hex")}` as Address;
@@ -44,9 +46,11 @@ export async function saleEvents(
   chainId: number,
   contract?: Address,
 ): Promise<(SaleEvent & { contract: Address })[]> {
-  const rows = await sql<{ c: Uint8Array; t: string; id: string; q: string; total: string }[]>`
+  const rows = await sql<
+    { c: Uint8Array; t: string; id: string; q: string; total: string; flags: string[] }[]
+  >`
     SELECT contract AS c, extract(epoch FROM block_time)::bigint::text AS t, token_id::text AS id,
-           quantity::text AS q, total_native::text AS total
+           quantity::text AS q, total_native::text AS total, flags
     FROM sales WHERE chain_id = ${chainId} AND kind = 'sale'
       ${contract ? sql`AND contract = ${Buffer.from(contract.slice(2), "hex")}` : sql``}
     ORDER BY block_number, log_index, seq`;
@@ -56,6 +60,7 @@ export async function saleEvents(
     tokenId: BigInt(r.id),
     quantity: BigInt(r.q),
     totalNative: BigInt(r.total),
+    class: saleClass(r.flags),
   }));
 }
 
@@ -80,6 +85,11 @@ export interface ExpectedPoint {
   volume: bigint;
   min: bigint;
   max: bigint;
+  flaggedSales: bigint;
+  flaggedUnits: bigint;
+  flaggedVolume: bigint;
+  unpricedSales: bigint;
+  unpricedUnits: bigint;
 }
 
 /**
@@ -97,7 +107,11 @@ export function expectedSeries(
     const to = Math.min(from + grid.period, grid.end);
     const within = <T extends { time: number }>(e: T) => e.time >= from && e.time < to;
     const ts = transfers.filter(within);
-    const ss = sales.filter(within);
+    const all = sales.filter(within);
+    // The figures count organic sales; the others are counted apart.
+    const ss = all.filter((s) => s.class === "organic");
+    const flagged = all.filter((s) => s.class === "flagged");
+    const unpriced = all.filter((s) => s.class === "unpriced");
     const unit = (s: SaleEvent) => (s.quantity > 0n ? s.totalNative / s.quantity : s.totalNative);
     const holdersAt = to > grid.now ? holdings(transfers).size : holdings(transfers, to).size;
     points.push({
@@ -109,6 +123,11 @@ export function expectedSeries(
       volume: ss.reduce((a, s) => a + s.totalNative, 0n),
       min: ss.length === 0 ? 0n : ss.map(unit).reduce((a, b) => (b < a ? b : a)),
       max: ss.length === 0 ? 0n : ss.map(unit).reduce((a, b) => (b > a ? b : a)),
+      flaggedSales: BigInt(flagged.length),
+      flaggedUnits: flagged.reduce((a, s) => a + s.quantity, 0n),
+      flaggedVolume: flagged.reduce((a, s) => a + s.totalNative, 0n),
+      unpricedSales: BigInt(unpriced.length),
+      unpricedUnits: unpriced.reduce((a, s) => a + s.quantity, 0n),
     });
   }
   return points;
