@@ -7,6 +7,19 @@
  */
 import type { Hex } from "../core/hex.ts";
 
+const UINT64_MAX = 2n ** 64n - 1n;
+
+/**
+ * A count for a `uint64` field, held to the field's range: protobuf-es refuses to encode a value
+ * outside it, and grpc-js would answer INTERNAL for the whole call. Below zero is 0 (a history
+ * indexed from a start block may not know what was held before it); past the range is the
+ * range's end (an ERC-1155 may mint 2^256 − 1 units of a token). Both wire forms show the same.
+ */
+export function uint64(value: bigint): bigint {
+  if (value < 0n) return 0n;
+  return value > UINT64_MAX ? UINT64_MAX : value;
+}
+
 /** The native coin's decimals on every chain served (ETH, POL): amounts are stored in wei. */
 export const NATIVE_DECIMALS = 18;
 

@@ -11,7 +11,13 @@ import { loadSync } from "@grpc/proto-loader";
 import { ReflectionService } from "@grpc/reflection";
 import { HealthImplementation, type ServingStatus } from "grpc-health-check";
 import type { Logger } from "../core/logger.ts";
-import { GrpcCode, InvalidArgumentError, ResourceExhaustedError, toApiError } from "./errors.ts";
+import {
+  GrpcCode,
+  InternalError,
+  InvalidArgumentError,
+  ResourceExhaustedError,
+  toApiError,
+} from "./errors.ts";
 import type { Guard } from "./guard.ts";
 import type { ApiMetrics } from "./metrics.ts";
 import type { RawScalar } from "./params.ts";
@@ -98,12 +104,27 @@ function serviceDefinition(
           return UNDECODABLE;
         }
       },
-      responseSerialize: (message) => Buffer.from(toBinary(method.output, message as never)),
+      // The handler encodes the answer itself (see `encodeAnswer`): what reaches grpc-js is bytes.
+      responseSerialize: (bytes) => bytes as Buffer,
       responseDeserialize: (bytes: Buffer) => fromBinary(method.output, bytes),
     };
     implementation[method.localName] = handler(operation);
   }
   return [definition, implementation];
+}
+
+/**
+ * The answer's bytes, encoded before the call is answered: an encoding that fails (a value outside
+ * its field's range) is then the call's failure, answered and recorded with its real status,
+ * rather than a failure inside grpc-js after the call was recorded as answered.
+ */
+function encodeAnswer(operation: Operation, message: unknown): Buffer {
+  try {
+    return Buffer.from(toBinary(operation.method.output, message as never));
+  } catch (error) {
+    // Logged with its cause (the field and value protobuf-es refused); the client sees INTERNAL.
+    throw new InternalError({ cause: error });
+  }
 }
 
 export function createGrpcServer(options: GrpcServerOptions): GrpcServer {
@@ -144,9 +165,10 @@ export function createGrpcServer(options: GrpcServerOptions): GrpcServer {
             grpcRequestFields(operation.method.input, call.request as Record<string, unknown>),
           );
         })
+        .then((answer) => encodeAnswer(operation, answer.message))
         .then(
-          (answer) => {
-            callback(null, answer.message);
+          (bytes) => {
+            callback(null, bytes);
             finish("OK");
           },
           (error: unknown) => {

@@ -5,6 +5,7 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import type { ContractType as StoreContractType } from "../core/types.ts";
 import {
+  type OwnerSchema,
   type OwnersCountDataPoint,
   OwnersCountDataPointSchema,
   type PriceDataPoint,
@@ -38,6 +39,7 @@ import {
   formatTimestamp,
   formatUnits,
   formatUsd,
+  uint64,
 } from "./format.ts";
 import { CONTRACT_TYPE, type ContractType, enumNumber, type Metric } from "./params.ts";
 
@@ -73,7 +75,7 @@ export function topCollectionMessage(row: Ranked, metric: Metric): TopCollection
       init.metricValue = init.salesVolume;
       break;
     case "METRIC_SALES_QUANTITY":
-      init.salesCount = row.sales;
+      init.salesCount = uint64(row.sales);
       init.metricValue = row.sales.toString();
       break;
     case "METRIC_MAX_PRICE":
@@ -101,10 +103,10 @@ export function supplyPoints(points: readonly SeriesPoint[]): SupplyDataPoint[] 
     return {
       $typeName: SupplyDataPointSchema.typeName,
       timestamp: formatTimestamp(p.start),
-      minted: p.minted,
-      burned: p.burned,
-      totalMinted,
-      totalBurned,
+      minted: uint64(p.minted),
+      burned: uint64(p.burned),
+      totalMinted: uint64(totalMinted),
+      totalBurned: uint64(totalBurned),
     };
   });
 }
@@ -114,8 +116,16 @@ export function ownersCountPoint(p: SeriesPoint): OwnersCountDataPoint {
   return {
     $typeName: OwnersCountDataPointSchema.typeName,
     timestamp: formatTimestamp(p.start),
-    count: p.holders < 0n ? 0n : p.holders,
+    count: uint64(p.holders),
   };
+}
+
+/** One holder of an owners list. */
+export function ownerMessage(owner: {
+  address: string;
+  units: bigint;
+}): MessageInitShape<typeof OwnerSchema> {
+  return { address: owner.address, ownedCount: uint64(owner.units) };
 }
 
 export function pricePoint(p: SeriesPoint): PriceDataPoint {
@@ -134,7 +144,7 @@ export function salesVolumePoint(p: SeriesPoint): SalesVolumeDataPoint {
   return {
     $typeName: SalesVolumeDataPointSchema.typeName,
     timestamp: formatTimestamp(p.start),
-    quantity: p.units,
+    quantity: uint64(p.units),
     volume: formatNative(p.volume),
     flaggedQuantity: p.flaggedUnits,
     flaggedVolume: formatNative(p.flaggedVolume),
@@ -158,9 +168,9 @@ function saleInit(sale: NftSale): MessageInitShape<typeof SaleSchema> {
   return {
     blockchainEvent: {
       txHash: sale.txHash,
-      logIndex: BigInt(sale.logIndex),
-      seqIndex: BigInt(sale.seq),
-      blockNumber: sale.blockNumber,
+      logIndex: uint64(BigInt(sale.logIndex)),
+      seqIndex: uint64(BigInt(sale.seq)),
+      blockNumber: uint64(sale.blockNumber),
       blockTimestamp: formatTimestamp(sale.blockTime),
     },
     recipientPaid: {
@@ -200,12 +210,12 @@ export function nftDetailsMessage(details: NftDetails, imageBase = ""): GetNftDe
       },
       mintEvent: details.mint && {
         txHash: details.mint.txHash,
-        logIndex: BigInt(details.mint.logIndex),
+        logIndex: uint64(BigInt(details.mint.logIndex)),
         blockTimestamp: formatTimestamp(details.mint.blockTime),
       },
       collection: { name: details.collectionName },
     },
-    metrics: { quantity: details.quantity, ownerCount: details.ownerCount },
+    metrics: { quantity: uint64(details.quantity), ownerCount: uint64(details.ownerCount) },
     lastSale: details.lastSale && saleInit(details.lastSale),
   });
 }

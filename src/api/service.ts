@@ -50,6 +50,7 @@ import { type Answer, answer, type ResponseCache } from "./response-cache.ts";
 import {
   contractMessage,
   nftDetailsMessage,
+  ownerMessage,
   ownersCountPoint,
   pricePoint,
   rawMetadataMessage,
@@ -275,7 +276,7 @@ export function createApiService(options: ApiServiceOptions): Map<string, Operat
           const page = rows.slice(0, limit);
           const last = page[page.length - 1];
           return create(CollectionsService.method.listCollectionOwners.output, {
-            owner: page.map((o) => ({ address: o.address, ownedCount: o.units })),
+            owner: page.map(ownerMessage),
             nextPageToken:
               rows.length > limit && last ? OWNER_TOKENS.write(list, [last.units, last.address]) : "",
           });

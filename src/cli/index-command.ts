@@ -24,6 +24,11 @@ export function addCommonOptions(command: Command): Command {
     .option("--confirmations <[chain=]n>", "blocks behind the head before a block is indexed", collect)
     .option("--contract-discovery <[chain=]mode>", "auto, traces, receipts or events", collect)
     .option(
+      "--ownership-history <[chain=]mode>",
+      "ownership of collections older than the start block: off, or logs (their transfer logs before it)",
+      collect,
+    )
+    .option(
       "--native-pegged <[chain=]addresses>",
       "ERC-20 tokens worth one native coin each, comma-separated (default: the wrapped coin of known chains)",
       collect,

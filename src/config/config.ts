@@ -11,6 +11,8 @@ export interface RatePoolReference {
   address: `0x${string}`;
 }
 
+export type OwnershipHistoryMode = "off" | "logs";
+
 export interface ChainConfig {
   name: string;
   chainId: number;
@@ -20,6 +22,11 @@ export interface ChainConfig {
   confirmations: number;
   /** How deployments are found: call traces, receipts (no factories), or first-seen events only. */
   contractDiscovery: ContractDiscovery;
+  /**
+   * Where the ownership of collections older than the start block comes from: nowhere (`off`), or
+   * their transfer logs before it (`logs`, see `indexer/ownership-history.ts`).
+   */
+  ownershipHistory?: OwnershipHistoryMode;
   /** ERC-20 tokens worth exactly one native coin (the wrapped coin, pegged pools); lower-case. */
   nativePegged?: readonly `0x${string}`[];
   /** Uniswap V2 pairs and V3 pools exchange rates come from; unset: the presets of a known chain id. */
@@ -66,6 +73,7 @@ export interface ConfigInput {
   startBlock?: string[];
   confirmations?: string[];
   contractDiscovery?: string[];
+  ownershipHistory?: string[];
   nativePegged?: string[];
   ratePools?: string[];
   usdTokens?: string[];
@@ -192,6 +200,11 @@ export function parseConfig(input: ConfigInput, env: Variables): Config {
       z.enum(["auto", "traces", "receipts", "events"]),
       pick(input.contractDiscovery, "CONTRACT_DISCOVERY") ?? "auto",
     );
+    const ownershipHistory = field(
+      `${name} ownership history`,
+      z.enum(["off", "logs"]),
+      pick(input.ownershipHistory, "OWNERSHIP_HISTORY") ?? "off",
+    );
     const peggedRaw = pick(input.nativePegged, "NATIVE_PEGGED");
     const nativePegged =
       peggedRaw === undefined
@@ -208,7 +221,8 @@ export function parseConfig(input: ConfigInput, env: Variables): Config {
       nativeSymbol !== undefined &&
       startBlock !== undefined &&
       confirmations !== undefined &&
-      discovery !== undefined
+      discovery !== undefined &&
+      ownershipHistory !== undefined
     ) {
       chains.push({
         name,
@@ -218,6 +232,7 @@ export function parseConfig(input: ConfigInput, env: Variables): Config {
         startBlock,
         confirmations,
         contractDiscovery: discovery,
+        ownershipHistory,
         nativePegged,
         ...(ratePools !== undefined ? { ratePools } : {}),
         ...(usdTokens !== undefined ? { usdTokens } : {}),

@@ -22,6 +22,7 @@ import type { FetchedBatch } from "./batch.ts";
 import { BatchSizer } from "./batch-sizer.ts";
 import { type BatchPipeline, type Carries, createBatchPipeline, type PreparedBatch } from "./commit.ts";
 import { type CreationSource, type FetchContext, fetchBatch } from "./fetch-batch.ts";
+import { createOwnershipHistory, type OwnershipHistory } from "./ownership-history.ts";
 import { type Pricing, resolvePricing } from "./pricing.ts";
 import { RECENT_BLOCKS_KEPT } from "./projections/checkpoint.ts";
 import { createProjections } from "./projections.ts";
@@ -67,9 +68,14 @@ export interface ChainIndexerOptions {
    * described by the node at start, else its presets, none for other chains).
    */
   pricing?: Pricing;
+  /** Blocks of the ownership history read per transaction (default 16 log ranges). */
+  historyChunkBlocks?: number;
 }
 
 const MAX_OUTAGE_BACKOFF_MS = 60_000;
+
+/** How long a round may read ownership history before it indexes new blocks again. */
+const HISTORY_SLICE_MS = 10_000;
 
 /**
  * Batches that end this close to the indexable head inspect their deployments at once, so a new
@@ -187,6 +193,7 @@ class ChainIndexer {
   private readonly sizer: BatchSizer;
   private readonly rateConfig: RateBookConfig;
   private readonly pipeline: BatchPipeline;
+  private readonly history: OwnershipHistory | undefined;
   /** What the projections carry after the last batch prepared; resumed from the store after a failure or a reorg. */
   private carries: Carries = [];
   private next = 0;
@@ -221,6 +228,28 @@ class ChainIndexer {
       projections: createProjections({ rates: this.rateConfig }),
     });
     this.sizer = new BatchSizer(options.targetEventsPerBatch ?? 10_000, tuning.maxBlocksPerBatch);
+    this.history =
+      chain.ownershipHistory === "logs"
+        ? createOwnershipHistory({
+            sql,
+            client,
+            chainId: chain.chainId,
+            chainName: chain.name,
+            startBlock: chain.startBlock,
+            chunkBlocks: options.historyChunkBlocks ?? tuning.maxLogRange * 16,
+            logger: options.logger,
+          })
+        : undefined;
+  }
+
+  /**
+   * Reads ownership history between two rounds (no batch in flight), for `sliceMs` at most, or to
+   * the end; what it adds to the ownership is in the store, so the carries are read again.
+   */
+  private async readHistory(signal: AbortSignal, sliceMs: number): Promise<void> {
+    if (this.history === undefined) return;
+    const applied = await this.history.work(this.session, this.next, signal, Date.now() + sliceMs);
+    if (applied > 0) this.carries = await this.pipeline.resume(this.next);
   }
 
   async run(next: number, signal: AbortSignal): Promise<void> {
@@ -237,12 +266,18 @@ class ChainIndexer {
           this.carries = await this.pipeline.resume(this.next);
           resync = false;
         }
-        if (this.options.untilBlock !== undefined && this.next > this.options.untilBlock) return;
         if (!(await this.session.ensureLocked())) {
           throw new UserFacingError(
             `${chain.name}: lost the chain lock with a dropped database connection, and another indexer has taken it`,
           );
         }
+        if (this.options.untilBlock !== undefined && this.next > this.options.untilBlock) {
+          // A bounded run ends with every history it met read and applied.
+          await this.readHistory(signal, Number.POSITIVE_INFINITY);
+          if (signal.aborted || !this.history?.pending) return;
+          continue;
+        }
+        await this.readHistory(signal, HISTORY_SLICE_MS);
         this.head = await client.blockNumber();
         let target = this.head - chain.confirmations;
         if (this.options.untilBlock !== undefined) target = Math.min(target, this.options.untilBlock);

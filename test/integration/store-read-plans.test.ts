@@ -16,6 +16,7 @@ import { createTestDatabase, stopTestServer, type TestDatabase } from "../suppor
 const CHAIN_ID = 1;
 const CONTRACTS = 300_000;
 const HOLDERS = 300_000;
+const NEGATIVE_HOLDERS = 30_000;
 const COLLECTION = `0x${"c0".repeat(20)}` as Address;
 
 let db: TestDatabase;
@@ -42,6 +43,12 @@ before(async () => {
     SELECT ${CHAIN_ID}, ${Buffer.from(COLLECTION.slice(2), "hex")}, decode(substr(md5(i::text) || md5((-i)::text), 1, 40), 'hex'),
       CASE WHEN i % 5 < 3 THEN 1 WHEN i % 5 = 3 THEN 2 ELSE i % 97 + 3 END
     FROM generate_series(1, ${HOLDERS}) AS i`;
+  // Holders seen only sending since a start block: negative units, listed by no page.
+  await db.sql`
+    INSERT INTO collection_holders (chain_id, contract, holder, units)
+    SELECT ${CHAIN_ID}, ${Buffer.from(COLLECTION.slice(2), "hex")}, decode(substr(md5((i + ${HOLDERS})::text) || md5((-i)::text), 1, 40), 'hex'),
+      -(i % 4 + 1)
+    FROM generate_series(1, ${NEGATIVE_HOLDERS}) AS i`;
   // Ranked windows: 300,000 collections in the year's window, a tenth of them in the day's, with
   // runs of equal sales counts.
   await db.sql`
@@ -131,7 +138,7 @@ async function holderAt(index: number, direction: "asc" | "desc"): Promise<Owner
   const order = direction === "desc" ? "units DESC, holder ASC" : "units ASC, holder DESC";
   const [row] = await db.sql<{ units: string; holder: Uint8Array }[]>`
     SELECT units::text, holder FROM collection_holders
-    WHERE chain_id = ${CHAIN_ID} AND contract = ${Buffer.from(COLLECTION.slice(2), "hex")}
+    WHERE chain_id = ${CHAIN_ID} AND contract = ${Buffer.from(COLLECTION.slice(2), "hex")} AND units > 0
     ORDER BY ${db.sql.unsafe(order)} OFFSET ${index} LIMIT 1`;
   assert.ok(row);
   return { units: BigInt(row.units), address: `0x${Buffer.from(row.holder).toString("hex")}` as Address };
@@ -223,6 +230,22 @@ describe("the owners list's plans", () => {
       await checkPlan(owners({ direction, offset: 10_000 }), 10_000 + LIMIT, index);
     });
   }
+});
+
+describe("the owners list's ends", () => {
+  test("no page reaches the holders with negative units, in either direction", async () => {
+    const firstAsc = await owners({ direction: "asc" });
+    assert.equal(firstAsc.length, LIMIT);
+    const first = firstAsc[0];
+    assert.ok(first);
+    assert.deepEqual(
+      { units: BigInt(first.units), address: `0x${Buffer.from(first.holder).toString("hex")}` },
+      await holderAt(0, "asc"),
+    );
+    const lastDesc = await owners({ direction: "desc", offset: HOLDERS - 5 });
+    assert.equal(lastDesc.length, 5, "the list ends with the last holder with units");
+    for (const row of [...firstAsc, ...lastDesc]) assert.ok(BigInt(row.units) > 0n);
+  });
 });
 
 describe("the rankings' plans", () => {

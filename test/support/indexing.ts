@@ -30,6 +30,9 @@ export interface IndexOptions {
   /** Wraps the real inspection (to count or fail calls). */
   wrapInspect?: (inspect: InspectFn) => InspectFn;
   startBlock?: number;
+  /** Ownership of collections older than the start block, and blocks of it read per transaction. */
+  ownershipHistory?: ChainConfig["ownershipHistory"];
+  historyChunkBlocks?: number;
   onProgress?: (progress: Progress) => void;
   retryBaseMs?: number;
   logger?: Logger;
@@ -77,6 +80,7 @@ export async function indexUntil(options: IndexOptions): Promise<void> {
           confirmations: options.confirmations ?? 0,
           contractDiscovery: options.discovery ?? "auto",
           startBlock: options.startBlock ?? 0,
+          ...(options.ownershipHistory ? { ownershipHistory: options.ownershipHistory } : {}),
           ...(options.nativePegged ? { nativePegged: options.nativePegged } : {}),
           ...(options.ratePools ? { ratePools: options.ratePools } : {}),
           ...(options.usdTokens ? { usdTokens: options.usdTokens } : {}),
@@ -90,6 +94,7 @@ export async function indexUntil(options: IndexOptions): Promise<void> {
         ...(options.untilBlock !== undefined ? { untilBlock: options.untilBlock } : {}),
         ...(options.targetEventsPerBatch ? { targetEventsPerBatch: options.targetEventsPerBatch } : {}),
         ...(options.pricing ? { pricing: options.pricing } : {}),
+        ...(options.historyChunkBlocks ? { historyChunkBlocks: options.historyChunkBlocks } : {}),
       },
       options.signal ?? AbortSignal.timeout(300_000),
     );

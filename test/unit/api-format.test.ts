@@ -4,6 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import { create, toBinary } from "@bufbuild/protobuf";
 import fc from "fast-check";
 import { formatUnits as viemFormatUnits } from "viem";
 import {
@@ -15,7 +16,9 @@ import {
   formatUnits,
   formatUsd,
   toHex,
+  uint64,
 } from "../../src/api/format.ts";
+import { OwnerSchema } from "../../src/gen/mintlens/v1beta2/collections_pb.ts";
 
 /** Reads a decimal string back into base units, by string surgery only. */
 function parseUnitsReference(text: string, decimals: number): bigint {
@@ -207,5 +210,22 @@ describe("bytes as hex", () => {
         assert.deepEqual(Uint8Array.from(Buffer.from(hex.slice(2), "hex")), bytes);
       }),
     );
+  });
+});
+
+describe("uint64", () => {
+  test("any count, negative or past 2^64, becomes a value protobuf-es encodes as uint64", () => {
+    fc.assert(
+      fc.property(fc.bigInt({ min: -(2n ** 260n), max: 2n ** 260n }), (value) => {
+        const held = uint64(value);
+        assert.doesNotThrow(() => toBinary(OwnerSchema, create(OwnerSchema, { ownedCount: held })));
+        if (value >= 0n && value < 2n ** 64n) assert.equal(held, value);
+        else assert.equal(held, value < 0n ? 0n : 2n ** 64n - 1n);
+      }),
+    );
+  });
+
+  test("unguarded, the negative count of a partial history is refused by the encoder", () => {
+    assert.throws(() => toBinary(OwnerSchema, create(OwnerSchema, { ownedCount: -3n })), /uint64/);
   });
 });

@@ -23,6 +23,7 @@ test("a known chain needs only its RPC URL; presets fill the rest", () => {
       startBlock: 0,
       confirmations: 64,
       contractDiscovery: "auto",
+      ownershipHistory: "off",
       // WPOL: a payment in it counts 1:1.
       nativePegged: ["0x0d500b1d8e8ef31e21c99d1db9a6444d3adf1270"],
     },
@@ -200,5 +201,27 @@ test("the indexers read through a pool sized for their chains, unless set", () =
   assert.deepEqual(
     problems(() => parseConfig({ chain: ["polygon=https://p.example"], indexerPoolSize: "0" }, {})),
     ["indexer pool size: must be at least 1"],
+  );
+});
+
+test("the ownership history before the start block: off unless asked, logs per chain, anything else refused", () => {
+  const config = parseConfig(
+    {
+      chain: ["ethereum=https://eth.example", "optimism=https://op.example"],
+      startBlock: ["17000000"],
+      ownershipHistory: ["ethereum=logs"],
+    },
+    {},
+  );
+  assert.deepEqual(
+    config.chains.map((c) => [c.name, c.ownershipHistory]),
+    [
+      ["ethereum", "logs"],
+      ["optimism", "off"],
+    ],
+  );
+  assert.throws(
+    () => parseConfig({ chain: ["ethereum=https://eth.example"], ownershipHistory: ["state"] }, {}),
+    /ethereum ownership history/,
   );
 });

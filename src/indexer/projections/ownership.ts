@@ -22,6 +22,10 @@ export const ownershipProjection = defineProjection({
     { name: "token_balances", order: "chain_id, contract, token_id, holder" },
     { name: "collection_holders", order: "chain_id, contract, holder" },
     { name: "collection_stats", order: "chain_id, contract" },
+    // The histories before the start block (indexer/ownership-history.ts) are written between
+    // batches, not by them, and hold blocks no reorganisation reaches: nothing here undoes them.
+    { name: "ownership_histories", order: "chain_id, contract" },
+    { name: "ownership_history_balances", order: "chain_id, contract, token_id, holder" },
   ],
   resume: async (): Promise<UnitsAfter> => new Map(),
   async prepare({ sql, chainId, batch, timeOf, facts }, carry: UnitsAfter) {
