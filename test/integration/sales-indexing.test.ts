@@ -211,6 +211,22 @@ describe("sales stored by the indexer", () => {
     assert.deepEqual(b?.flags, ["wash_cycle"]);
   });
 
+  test("the store's sale classes are the indexer's, for every combination of flags", async () => {
+    const FLAGS = ["wash_cycle", "wash_self", "wash", "rate_outlier", "unpriced", "tx_value"];
+    const combinations = FLAGS.reduce<string[][]>(
+      (all, flag) => [...all, ...all.map((c) => [...c, flag])],
+      [[]],
+    );
+    const rows = await db.sql<{ i: number; class: string }[]>`
+      SELECT u.i::int AS i, mintlens_sale_class(string_to_array(u.f, ',')) AS class
+      FROM unnest(${combinations.map((c) => c.join(","))}::text[]) WITH ORDINALITY AS u(f, i)`;
+    assert.equal(rows.length, 64);
+    for (const r of rows) {
+      const flags = combinations[r.i - 1] as string[];
+      assert.equal(r.class, saleClass(flags), flags.join(","));
+    }
+  });
+
   test("a rotation through three wallets is flagged where it closes; a sale without a rate is unpriced", async () => {
     const flagsOf = async (name: string) => {
       const played = world.scenarios.find((s) => s.name === name);
