@@ -28,10 +28,13 @@ export type BidLookup = (contract: Address, punkIndex: bigint, bidder: Address) 
  *    transaction's value without them; each ERC-20), so refunds cancel what they give back.
  * 3. A buyer who paid is the payer of its NFTs; a buyer who paid nothing is paid for by the
  *    transaction's sender, if that sender paid and sold nothing.
- * 4. A payer's payment is split over its NFTs: in proportion to what each seller received when
+ * 4. A payer's payment is what of its money reached the seller side (reach.ts): what went
+ *    elsewhere in the same transaction is no part of it, a lender's money through the buyer is.
+ *    Paid mints, and sales seen without call traces, keep what their payer paid out, net.
+ * 5. A payer's payment is split over its NFTs: in proportion to what each seller received when
  *    there are several sellers (or to the order amounts that paid them, when each payment can be
  *    traced to one), by units otherwise.
- * 5. A trade is a sale when its payer paid and its seller was paid something, even if only to pass
+ * 6. A trade is a sale when its payer paid and its seller was paid something, even if only to pass
  *    it on (an escrow); without call traces, when the payer paid the transaction's value. CryptoPunks, whose
  *    market credits sellers for a later withdrawal, are priced from the market's `PunkBought`
  *    value or, when an accepted bid logs 0, from the bid. A new NFT paid for is a paid mint.
