@@ -1,5 +1,5 @@
 import { type Address, ZERO_ADDRESS } from "../core/hex.ts";
-import { type Flows, type Movement, type Movements, NATIVE } from "./movements.ts";
+import { type Flows, type Movement, type Movements, NATIVE, netFlows } from "./movements.ts";
 import { splitProportionally } from "./split.ts";
 
 /**
@@ -43,7 +43,8 @@ const MAX_PASSES = 6;
 type Purse = Map<number, bigint>;
 
 /** Per group, per currency: the amount of the group's money that reached the seller side. */
-export function reachedSellerSide(input: ReachInput): Map<string, bigint>[] {
+export function reachedSellerSide(given: ReachInput): Map<string, bigint>[] {
+  const input: ReachInput = { ...given, ...withUnwraps(given.moves, given.flows) };
   const memberOf = new Map<Address, number>();
   input.groups.forEach((members, g) => {
     for (const m of members) {
@@ -67,6 +68,36 @@ export function reachedSellerSide(input: ReachInput): Map<string, bigint>[] {
     if (!matters || pass === MAX_PASSES) return reached;
     agents = next;
   }
+}
+
+/**
+ * A token's contract paying the coin to an account that holds the token unwrapped that much of
+ * it, though WETH9 logs no transfer for it: the tokens are taken as burnt then, so a router that
+ * unwrapped what a swap paid it is not seen keeping them.
+ */
+function withUnwraps(moves: Movements, flows: Flows): { moves: Movements; flows: Flows } {
+  const native = moves.get(NATIVE);
+  if (!native) return { moves, flows };
+  let burns: Map<string, Movement[]> | undefined;
+  const held = new Map<string, bigint>();
+  for (const m of native) {
+    const accounts = flows.get(m.from);
+    if (!accounts) continue;
+    const key = `${m.from}:${m.to}`;
+    const left = held.get(key) ?? accounts.get(m.to) ?? 0n;
+    if (left <= 0n) continue;
+    const burnt = left < m.amount ? left : m.amount;
+    held.set(key, left - burnt);
+    burns ??= new Map();
+    const burn: Movement = { from: m.to, to: ZERO_ADDRESS, amount: burnt, logIndex: undefined };
+    const list = burns.get(m.from);
+    if (list) list.push(burn);
+    else burns.set(m.from, [burn]);
+  }
+  if (!burns) return { moves, flows };
+  const next = new Map(moves);
+  for (const [token, list] of burns) next.set(token, [...(moves.get(token) ?? []), ...list]);
+  return { moves: next, flows: netFlows(next) };
 }
 
 /** The seller side: sellers, handlers that kept money, and those the seller side pays on. */

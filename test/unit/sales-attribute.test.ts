@@ -228,6 +228,26 @@ describe("a price is what reached the seller side", () => {
     ]);
   });
 
+  test("a router that takes the NFT and unwraps what a swap paid it keeps nothing of the price", () => {
+    const trades = attributeTransaction(
+      tx({
+        from: BUYER,
+        to: ROUTER,
+        nft: [nft(1n, S1, ROUTER, 4), nft(1n, ROUTER, BUYER, 5)],
+        fungible: [erc20(USDC, BUYER, POOL, 3_100_000_000n, 1), erc20(WETH, POOL, ROUTER, 10n ** 18n, 2)],
+        native: [
+          pay(WETH, ROUTER, 10n ** 18n),
+          pay(ROUTER, EXCHANGE, 9n * 10n ** 17n),
+          ...sold(9n * 10n ** 17n),
+          pay(ROUTER, BUYER, 10n ** 17n),
+        ],
+      }),
+    );
+    assert.deepEqual(brief(trades), [
+      ["sale", S1, BUYER, 9n * 10n ** 17n, [], "ATTRIBUTED_BY_SINGLE_TRANSFER"],
+    ]);
+  });
+
   test("a multisend that buys one NFT and sends money elsewhere", () => {
     const SAFE: Address = "0x00000000000000000000000000000000000000af";
     const trades = attributeTransaction(
