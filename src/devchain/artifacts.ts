@@ -9,6 +9,8 @@ import type { Hex } from "../core/hex.ts";
  * UniswapV2Factory, UniswapV2Pair).
  */
 export const CONTRACT_NAMES = [
+  "AnyTokenAggregator",
+  "BatchAccount",
   "BidMarket",
   "CanonicalWETH9",
   "CollectionFactory",
@@ -19,6 +21,7 @@ export const CONTRACT_NAMES = [
   "EventForge",
   "FlashLender",
   "LegacyERC721",
+  "LoanDesk",
   "LocalConduitController",
   "MevRelay",
   "NftSwap",
@@ -26,6 +29,7 @@ export const CONTRACT_NAMES = [
   "PeggedPool",
   "Purse",
   "Seaport",
+  "SwapRouter",
   "SweepAggregator",
   "TestERC1155",
   "TestERC20",
@@ -36,6 +40,7 @@ export const CONTRACT_NAMES = [
   "TestStablecoin",
   "UniswapV2Factory",
   "UniswapV2Pair",
+  "UserOpEntryPoint",
   "WETH9",
 ] as const;
 export type ContractName = (typeof CONTRACT_NAMES)[number];

@@ -75,6 +75,8 @@ describe("contracts on anvil", () => {
 
   test("every contract deploys and its runtime code is the artifact's", async () => {
     const args: Record<ContractName, unknown[]> = {
+      AnyTokenAggregator: [alice, 100n],
+      BatchAccount: [alice, alice],
       BidMarket: [alice, 250],
       CanonicalWETH9: [],
       CollectionFactory: [],
@@ -85,6 +87,7 @@ describe("contracts on anvil", () => {
       EventForge: [],
       FlashLender: [],
       LegacyERC721: ["Kitties", "CK"],
+      LoanDesk: [],
       LocalConduitController: [],
       MevRelay: [],
       NftSwap: [],
@@ -93,6 +96,7 @@ describe("contracts on anvil", () => {
       Purse: [],
       // Filled in with the controller deployed before it (the names are in order).
       Seaport: [],
+      SwapRouter: [],
       SweepAggregator: [],
       TestERC1155: ["https://nft.example/{id}"],
       TestERC20: ["Token", "TOK"],
@@ -103,6 +107,7 @@ describe("contracts on anvil", () => {
       TestStablecoin: ["USD Coin", "USDC"],
       UniswapV2Factory: [alice],
       UniswapV2Pair: [],
+      UserOpEntryPoint: [],
       WETH9: [],
     };
     let controller: Address | undefined;

@@ -69,7 +69,14 @@ type ContractRole =
   | "aggregator"
   | "relay"
   | "lender"
-  | "swap";
+  | "swap"
+  | "entryPoint"
+  | "account"
+  | "safe"
+  | "factory"
+  | "router"
+  | "anyToken"
+  | "loans";
 
 const ETHER = 10n ** 18n;
 const eth = (milli: bigint) => (milli * ETHER) / 1000n;
@@ -94,6 +101,10 @@ export const ACTORS = {
 
 const { deployer, alice, bob, carol, dave, erin, treasury, creator, bot } = ACTORS;
 
+/** Accounts that only receive: money a smart account sends elsewhere, and an aggregator's fee. */
+export const ELSEWHERE: Address = "0x000000000000000000000000000000000000e15e";
+export const AGGREGATOR_FEES: Address = "0x0000000000000000000000000000000000a99fee";
+
 /** Deploys the contracts, plays every case once, and returns the cases with their transactions. */
 export async function playSaleScenarios(chain: DevChain): Promise<SaleScenarioWorld> {
   const deploy = async (name: ContractName, args: unknown[] = [], from: Address = deployer) =>
@@ -113,7 +124,17 @@ export async function playSaleScenarios(chain: DevChain): Promise<SaleScenarioWo
     relay: await deploy("MevRelay", [], bot),
     lender: await deploy("FlashLender"),
     swap: await deploy("NftSwap"),
+    entryPoint: await deploy("UserOpEntryPoint"),
+    account: ZERO_ADDRESS,
+    safe: ZERO_ADDRESS,
+    factory: await deploy("UniswapV2Factory", [deployer]),
+    router: await deploy("SwapRouter"),
+    anyToken: await deploy("AnyTokenAggregator", [AGGREGATOR_FEES, 100n]),
+    loans: await deploy("LoanDesk"),
   };
+  // An ERC-4337 account owned by erin, and a Safe-like account owned by carol.
+  c.account = await deploy("BatchAccount", [erin, c.entryPoint]);
+  c.safe = await deploy("BatchAccount", [carol, ZERO_ADDRESS]);
   const nameOf = new Map<Address, ContractName>([
     [c.apes, "TestERC721"],
     [c.cats, "TestERC721"],
@@ -129,6 +150,13 @@ export async function playSaleScenarios(chain: DevChain): Promise<SaleScenarioWo
     [c.relay, "MevRelay"],
     [c.lender, "FlashLender"],
     [c.swap, "NftSwap"],
+    [c.entryPoint, "UserOpEntryPoint"],
+    [c.account, "BatchAccount"],
+    [c.safe, "BatchAccount"],
+    [c.factory, "UniswapV2Factory"],
+    [c.router, "SwapRouter"],
+    [c.anyToken, "AnyTokenAggregator"],
+    [c.loans, "LoanDesk"],
   ]);
   const send = (to: Address, functionName: string, args: unknown[], from: Address, value?: bigint) =>
     sendContractTx(chain, {
@@ -464,6 +492,130 @@ export async function playSaleScenarios(chain: DevChain): Promise<SaleScenarioWo
     ]);
   }
 
+  // Smart accounts, routers and loans: each buys one ETH listing of alice's, and the price is what
+  // reached alice, the market's treasury and the creator, whatever else the call paid.
+  const pay = async (from: Address, to: Address, value: bigint) =>
+    waitForReceipt(
+      chain,
+      await chain.walletClient.sendTransaction({ account: from, chain: null, to, value }),
+    );
+  const buyCall = (listingId: bigint, value: bigint) => ({
+    target: c.escrow,
+    value,
+    data: encodeFunctionData({
+      abi: loadArtifact("EscrowMarket").abi,
+      functionName: "buy",
+      args: [listingId],
+    }),
+  });
+  const batch = (calls: { target: Address; value: bigint; data: Hex }[]) =>
+    encodeFunctionData({
+      abi: loadArtifact("BatchAccount").abi,
+      functionName: "executeBatch",
+      args: [calls],
+    });
+  for (const id of [30n, 31n, 32n, 33n, 34n]) await send(c.apes, "mint", [alice, id], deployer);
+  // A USDC/WETH pair at 3,000 USDC per WETH, and 10,000 USDC for dave to buy with.
+  await send(c.factory, "createPair", [c.usdc, c.weth], deployer);
+  const pair = (
+    (await chain.publicClient.readContract({
+      address: c.factory,
+      abi: loadArtifact("UniswapV2Factory").abi,
+      functionName: "getPair",
+      args: [c.usdc, c.weth],
+    })) as Address
+  ).toLowerCase() as Address;
+  await send(c.usdc, "mint", [pair, 300_000_000_000n], deployer);
+  await send(c.weth, "deposit", [], deployer, eth(100_000n));
+  await send(c.weth, "transfer", [pair, eth(100_000n)], deployer);
+  await sendContractTx(chain, {
+    address: pair,
+    abi: loadArtifact("UniswapV2Pair").abi,
+    functionName: "mint",
+    args: [deployer],
+    from: deployer,
+  });
+  await send(c.usdc, "mint", [dave, 10_000_000_000n], deployer);
+  await send(c.usdc, "approve", [c.router, 2n ** 256n - 1n], dave);
+  await send(c.usdc, "approve", [c.anyToken, 2n ** 256n - 1n], dave);
+
+  // 15. An ERC-4337 account, through its entry point: it prefunds 0.01 ETH of gas in validation,
+  //     buys a 1.2 ETH listing and sends 50 ETH elsewhere; the bundler is paid 0.004 ETH.
+  {
+    const price = eth(1200n);
+    await pay(erin, c.account, eth(100_000n));
+    const id = await list(alice, [{ nft: c.apes, tokenId: 30n }], ZERO_ADDRESS, price);
+    const op = {
+      sender: c.account,
+      prefund: eth(10n),
+      gasCost: eth(4n),
+      callData: batch([buyCall(id, price), { target: ELSEWHERE, value: eth(50_000n), data: "0x" }]),
+    };
+    const r = await send(c.entryPoint, "handleOps", [[op], bot], bot);
+    scenario("15 ERC-4337 account buys and sends money elsewhere", r, [
+      sale(c.apes, 30n, alice, c.account, { native: price }),
+    ]);
+  }
+
+  // 16. dave's 4,000 USDC go to the pair, which pays the router WETH; the router unwraps it, buys
+  //     a 1.2 ETH listing, hands the NFT on and sends dave the ETH left.
+  {
+    const price = eth(1200n);
+    const id = await list(alice, [{ nft: c.apes, tokenId: 31n }], ZERO_ADDRESS, price);
+    const r = await send(
+      c.router,
+      "swapAndBuy",
+      [pair, c.usdc, 4_000_000_000n, c.weth, c.escrow, id, c.apes, 31n],
+      dave,
+    );
+    scenario("16 swap and buy through a router", r, [sale(c.apes, 31n, alice, dave, { native: price })]);
+  }
+
+  // 17. carol's Safe-like account runs a multisend: 50 ETH elsewhere, a 0.9 ETH listing, 3 ETH to bob.
+  {
+    const price = eth(900n);
+    await pay(carol, c.safe, eth(100_000n));
+    const id = await list(alice, [{ nft: c.apes, tokenId: 32n }], ZERO_ADDRESS, price);
+    const calls = [
+      { target: ELSEWHERE, value: eth(50_000n), data: "0x" as Hex },
+      buyCall(id, price),
+      { target: bob, value: eth(3000n), data: "0x" as Hex },
+    ];
+    const r = await send(c.safe, "executeBatch", [calls], carol);
+    scenario("17 multisend buys one NFT and sends money elsewhere", r, [
+      sale(c.apes, 32n, alice, c.safe, { native: price }),
+    ]);
+  }
+
+  // 18. bob borrows 8 of a 10 ETH listing from erin's WETH and pays 2; the desk keeps the NFT.
+  {
+    const price = eth(10_000n);
+    const loan = eth(8000n);
+    await send(c.weth, "deposit", [], erin, loan);
+    await send(c.weth, "approve", [c.loans, loan], erin);
+    const id = await list(alice, [{ nft: c.apes, tokenId: 33n }], ZERO_ADDRESS, price);
+    const r = await send(c.loans, "buyToBorrow", [c.escrow, id, c.weth, erin, loan], bob, price - loan);
+    scenario("18 buy now, pay later: a lender pays most of the price", r, [
+      sale(c.apes, 33n, alice, c.loans, { native: price }, "ATTRIBUTED_BY_RECIPIENT_NO_PAYMENT"),
+    ]);
+  }
+
+  // 19. dave pays an aggregator 4,000 USDC; it keeps 1% and swaps the rest, buys a 1.2 ETH
+  //     listing, hands the NFT on and sends dave the ETH left.
+  {
+    const price = eth(1200n);
+    const id = await list(alice, [{ nft: c.apes, tokenId: 34n }], ZERO_ADDRESS, price);
+    const r = await send(
+      c.anyToken,
+      "buyWithToken",
+      [pair, c.usdc, 4_000_000_000n, c.weth, c.escrow, id, c.apes, 34n],
+      dave,
+    );
+    scenario("19 bought with any token through an aggregator", r, [
+      sale(c.apes, 34n, alice, dave, { native: price }),
+    ]);
+  }
+
   const types = new Map<Address, ReadonlySet<ContractType>>([
     [c.apes, new Set(["TYPE_ERC721"])],
     [c.cats, new Set(["TYPE_ERC721"])],
@@ -473,6 +625,7 @@ export async function playSaleScenarios(chain: DevChain): Promise<SaleScenarioWo
     [c.weth, new Set(["TYPE_ERC20"])],
     [c.usdc, new Set(["TYPE_ERC20"])],
     [c.pool, new Set(["TYPE_ERC20"])],
+    [pair, new Set(["TYPE_ERC20"])],
   ]);
   return { scenarios, contracts: c, typesOf: (address) => types.get(address) };
 }
