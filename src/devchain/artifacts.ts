@@ -10,13 +10,13 @@ import type { Hex } from "../core/hex.ts";
  */
 export const CONTRACT_NAMES = [
   "AnyTokenAggregator",
-  "BatchAccount",
   "BidMarket",
   "CanonicalWETH9",
   "CollectionFactory",
   "CreationFlood",
   "CryptoPunksMarket",
   "DealDesk",
+  "EntryPointV07",
   "EscrowMarket",
   "EventForge",
   "FlashLender",
@@ -24,11 +24,15 @@ export const CONTRACT_NAMES = [
   "LoanDesk",
   "LocalConduitController",
   "MevRelay",
+  "MultiSendV150",
   "NftSwap",
   "PaidMintERC721",
   "PeggedPool",
   "Purse",
+  "SafeProxyFactoryV150",
+  "SafeV150",
   "Seaport",
+  "SimpleAccountFactoryV07",
   "SwapRouter",
   "SweepAggregator",
   "TestERC1155",
@@ -40,7 +44,6 @@ export const CONTRACT_NAMES = [
   "TestStablecoin",
   "UniswapV2Factory",
   "UniswapV2Pair",
-  "UserOpEntryPoint",
   "WETH9",
 ] as const;
 export type ContractName = (typeof CONTRACT_NAMES)[number];

@@ -76,13 +76,13 @@ describe("contracts on anvil", () => {
   test("every contract deploys and its runtime code is the artifact's", async () => {
     const args: Record<ContractName, unknown[]> = {
       AnyTokenAggregator: [alice, 100n],
-      BatchAccount: [alice, alice],
       BidMarket: [alice, 250],
       CanonicalWETH9: [],
       CollectionFactory: [],
       CreationFlood: [],
       CryptoPunksMarket: [10000n],
       DealDesk: [],
+      EntryPointV07: [],
       EscrowMarket: [alice, 250],
       EventForge: [],
       FlashLender: [],
@@ -90,12 +90,16 @@ describe("contracts on anvil", () => {
       LoanDesk: [],
       LocalConduitController: [],
       MevRelay: [],
+      MultiSendV150: [],
       NftSwap: [],
       PaidMintERC721: ["Minted", "MINT", 10n ** 16n],
       PeggedPool: [],
       Purse: [],
+      SafeProxyFactoryV150: [],
+      SafeV150: [],
       // Filled in with the controller deployed before it (the names are in order).
       Seaport: [],
+      SimpleAccountFactoryV07: [alice],
       SwapRouter: [],
       SweepAggregator: [],
       TestERC1155: ["https://nft.example/{id}"],
@@ -107,7 +111,6 @@ describe("contracts on anvil", () => {
       TestStablecoin: ["USD Coin", "USDC"],
       UniswapV2Factory: [alice],
       UniswapV2Pair: [],
-      UserOpEntryPoint: [],
       WETH9: [],
     };
     let controller: Address | undefined;

@@ -14,6 +14,7 @@ import {
   type SaleScenario,
   type SaleScenarioWorld,
   saleTransactionOf,
+  USER_OP_PREFUND,
 } from "../support/sale-scenarios.ts";
 
 /** Every case, in the order it is played. */
@@ -88,9 +89,12 @@ const premises: Record<string, (tx: SaleTransaction | undefined) => void> = {
     const { account, entryPoint } = world.contracts;
     const moved = (from: string, to: string, value: bigint) =>
       tx?.native?.some((n) => n.from === from && n.to === to && n.value === value);
-    assert.ok(moved(account, entryPoint, 10n ** 16n), "the gas prefund");
+    assert.ok(moved(account, entryPoint, USER_OP_PREFUND), "the gas prefund");
     assert.ok(moved(account, ELSEWHERE, 50n * 10n ** 18n), "the money sent elsewhere");
-    assert.ok(moved(entryPoint, ACTORS.bot, 4n * 10n ** 15n), "the bundler's pay");
+    assert.ok(
+      tx?.native?.some((n) => n.from === entryPoint && n.to === ACTORS.bot && n.value > 0n),
+      "the bundler's pay",
+    );
   },
   "16 swap and buy through a router": (tx) => {
     const { router, usdc, weth } = world.contracts;

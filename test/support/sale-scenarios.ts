@@ -1,4 +1,13 @@
-import { decodeEventLog, encodeFunctionData, type TransactionReceipt } from "viem";
+import {
+  concat,
+  decodeEventLog,
+  encodeFunctionData,
+  encodePacked,
+  pad,
+  parseAbi,
+  size,
+  type TransactionReceipt,
+} from "viem";
 import { parseLogs } from "../../src/chain/logs.ts";
 import { parseParityBlockTraceData } from "../../src/chain/traces.ts";
 import { type Address, type Hex, ZERO_ADDRESS } from "../../src/core/hex.ts";
@@ -71,7 +80,11 @@ type ContractRole =
   | "lender"
   | "swap"
   | "entryPoint"
+  | "accountFactory"
   | "account"
+  | "safeSingleton"
+  | "multiSend"
+  | "safeFactory"
   | "safe"
   | "factory"
   | "router"
@@ -124,17 +137,19 @@ export async function playSaleScenarios(chain: DevChain): Promise<SaleScenarioWo
     relay: await deploy("MevRelay", [], bot),
     lender: await deploy("FlashLender"),
     swap: await deploy("NftSwap"),
-    entryPoint: await deploy("UserOpEntryPoint"),
+    entryPoint: await deploy("EntryPointV07"),
+    accountFactory: ZERO_ADDRESS,
     account: ZERO_ADDRESS,
+    safeSingleton: await deploy("SafeV150"),
+    multiSend: await deploy("MultiSendV150"),
+    safeFactory: await deploy("SafeProxyFactoryV150"),
     safe: ZERO_ADDRESS,
     factory: await deploy("UniswapV2Factory", [deployer]),
     router: await deploy("SwapRouter"),
     anyToken: await deploy("AnyTokenAggregator", [AGGREGATOR_FEES, 100n]),
     loans: await deploy("LoanDesk"),
   };
-  // An ERC-4337 account owned by erin, and a Safe-like account owned by carol.
-  c.account = await deploy("BatchAccount", [erin, c.entryPoint]);
-  c.safe = await deploy("BatchAccount", [carol, ZERO_ADDRESS]);
+  c.accountFactory = await deploy("SimpleAccountFactoryV07", [c.entryPoint]);
   const nameOf = new Map<Address, ContractName>([
     [c.apes, "TestERC721"],
     [c.cats, "TestERC721"],
@@ -150,9 +165,9 @@ export async function playSaleScenarios(chain: DevChain): Promise<SaleScenarioWo
     [c.relay, "MevRelay"],
     [c.lender, "FlashLender"],
     [c.swap, "NftSwap"],
-    [c.entryPoint, "UserOpEntryPoint"],
-    [c.account, "BatchAccount"],
-    [c.safe, "BatchAccount"],
+    [c.entryPoint, "EntryPointV07"],
+    [c.accountFactory, "SimpleAccountFactoryV07"],
+    [c.safeFactory, "SafeProxyFactoryV150"],
     [c.factory, "UniswapV2Factory"],
     [c.router, "SwapRouter"],
     [c.anyToken, "AnyTokenAggregator"],
@@ -508,22 +523,13 @@ export async function playSaleScenarios(chain: DevChain): Promise<SaleScenarioWo
       args: [listingId],
     }),
   });
-  const batch = (calls: { target: Address; value: bigint; data: Hex }[]) =>
-    encodeFunctionData({
-      abi: loadArtifact("BatchAccount").abi,
-      functionName: "executeBatch",
-      args: [calls],
-    });
+  const read = async (address: Address, name: ContractName, functionName: string, args: unknown[]) =>
+    chain.publicClient.readContract({ address, abi: loadArtifact(name).abi, functionName, args });
   for (const id of [30n, 31n, 32n, 33n, 34n]) await send(c.apes, "mint", [alice, id], deployer);
   // A USDC/WETH pair at 3,000 USDC per WETH, and 10,000 USDC for dave to buy with.
   await send(c.factory, "createPair", [c.usdc, c.weth], deployer);
   const pair = (
-    (await chain.publicClient.readContract({
-      address: c.factory,
-      abi: loadArtifact("UniswapV2Factory").abi,
-      functionName: "getPair",
-      args: [c.usdc, c.weth],
-    })) as Address
+    (await read(c.factory, "UniswapV2Factory", "getPair", [c.usdc, c.weth])) as Address
   ).toLowerCase() as Address;
   await send(c.usdc, "mint", [pair, 300_000_000_000n], deployer);
   await send(c.weth, "deposit", [], deployer, eth(100_000n));
@@ -539,18 +545,39 @@ export async function playSaleScenarios(chain: DevChain): Promise<SaleScenarioWo
   await send(c.usdc, "approve", [c.router, 2n ** 256n - 1n], dave);
   await send(c.usdc, "approve", [c.anyToken, 2n ** 256n - 1n], dave);
 
-  // 15. An ERC-4337 account, through its entry point: it prefunds 0.01 ETH of gas in validation,
-  //     buys a 1.2 ETH listing and sends 50 ETH elsewhere; the bundler is paid 0.004 ETH.
+  // 15. erin's ERC-4337 SimpleAccount, through EntryPoint v0.7: it prefunds its gas in
+  //     validation, buys a 1.2 ETH listing and sends 50 ETH elsewhere in one executeBatch; the
+  //     entry point pays the bundler for the gas used.
   {
     const price = eth(1200n);
+    await send(c.accountFactory, "createAccount", [erin, 0n], erin);
+    c.account = (
+      (await read(c.accountFactory, "SimpleAccountFactoryV07", "getAddress", [erin, 0n])) as Address
+    ).toLowerCase() as Address;
     await pay(erin, c.account, eth(100_000n));
     const id = await list(alice, [{ nft: c.apes, tokenId: 30n }], ZERO_ADDRESS, price);
+    const buy = buyCall(id, price);
     const op = {
       sender: c.account,
-      prefund: eth(10n),
-      gasCost: eth(4n),
-      callData: batch([buyCall(id, price), { target: ELSEWHERE, value: eth(50_000n), data: "0x" }]),
+      nonce: 0n,
+      initCode: "0x" as Hex,
+      callData: encodeFunctionData({
+        abi: SIMPLE_ACCOUNT_ABI,
+        functionName: "executeBatch",
+        args: [
+          [buy.target, ELSEWHERE],
+          [buy.value, eth(50_000n)],
+          [buy.data, "0x"],
+        ],
+      }),
+      accountGasLimits: twoUint128(USER_OP_GAS.verification, USER_OP_GAS.call),
+      preVerificationGas: USER_OP_GAS.preVerification,
+      gasFees: twoUint128(USER_OP_GAS.maxPriorityFeePerGas, USER_OP_GAS.maxFeePerGas),
+      paymasterAndData: "0x" as Hex,
+      signature: "0x" as Hex,
     };
+    const hash = (await read(c.entryPoint, "EntryPointV07", "getUserOpHash", [op])) as Hex;
+    op.signature = await chain.walletClient.signMessage({ account: erin, message: { raw: hash } });
     const r = await send(c.entryPoint, "handleOps", [[op], bot], bot);
     scenario("15 ERC-4337 account buys and sends money elsewhere", r, [
       sale(c.apes, 30n, alice, c.account, { native: price }),
@@ -571,9 +598,16 @@ export async function playSaleScenarios(chain: DevChain): Promise<SaleScenarioWo
     scenario("16 swap and buy through a router", r, [sale(c.apes, 31n, alice, dave, { native: price })]);
   }
 
-  // 17. carol's Safe-like account runs a multisend: 50 ETH elsewhere, a 0.9 ETH listing, 3 ETH to bob.
+  // 17. carol's Safe runs a MultiSend: 50 ETH elsewhere, a 0.9 ETH listing, 3 ETH to bob.
   {
     const price = eth(900n);
+    const setup = encodeFunctionData({
+      abi: loadArtifact("SafeV150").abi,
+      functionName: "setup",
+      args: [[carol], 1n, ZERO_ADDRESS, "0x", ZERO_ADDRESS, ZERO_ADDRESS, 0n, ZERO_ADDRESS],
+    });
+    const created = await send(c.safeFactory, "createProxyWithNonce", [c.safeSingleton, setup, 0n], carol);
+    c.safe = proxyCreated(created, c.safeFactory);
     await pay(carol, c.safe, eth(100_000n));
     const id = await list(alice, [{ nft: c.apes, tokenId: 32n }], ZERO_ADDRESS, price);
     const calls = [
@@ -581,7 +615,29 @@ export async function playSaleScenarios(chain: DevChain): Promise<SaleScenarioWo
       buyCall(id, price),
       { target: bob, value: eth(3000n), data: "0x" as Hex },
     ];
-    const r = await send(c.safe, "executeBatch", [calls], carol);
+    const multiSend = encodeFunctionData({
+      abi: loadArtifact("MultiSendV150").abi,
+      functionName: "multiSend",
+      args: [
+        concat(
+          calls.map((call) =>
+            encodePacked(
+              ["uint8", "address", "uint256", "uint256", "bytes"],
+              [0, call.target, call.value, BigInt(size(call.data)), call.data],
+            ),
+          ),
+        ),
+      ],
+    });
+    // One owner of a threshold of one, sending the transaction itself: its pre-validated signature.
+    const signature = concat([pad(carol), pad("0x00"), "0x01"]);
+    const r = await sendContractTx(chain, {
+      address: c.safe,
+      abi: loadArtifact("SafeV150").abi,
+      functionName: "execTransaction",
+      args: [c.multiSend, 0n, multiSend, 1, 0n, 0n, 0n, ZERO_ADDRESS, ZERO_ADDRESS, signature],
+      from: carol,
+    });
     scenario("17 multisend buys one NFT and sends money elsewhere", r, [
       sale(c.apes, 32n, alice, c.safe, { native: price }),
     ]);
@@ -628,6 +684,40 @@ export async function playSaleScenarios(chain: DevChain): Promise<SaleScenarioWo
     [pair, new Set(["TYPE_ERC20"])],
   ]);
   return { scenarios, contracts: c, typesOf: (address) => types.get(address) };
+}
+
+/** The ERC-4337 account's batch call, as SimpleAccount v0.7 declares it. */
+const SIMPLE_ACCOUNT_ABI = parseAbi(["function executeBatch(address[] dest, uint256[] value, bytes[] func)"]);
+
+/** A user operation's gas: its limits, and what its account prefunds at most per unit. */
+const USER_OP_GAS = {
+  verification: 300_000n,
+  call: 500_000n,
+  preVerification: 60_000n,
+  maxPriorityFeePerGas: 10n ** 9n,
+  maxFeePerGas: 5n * 10n ** 9n,
+} as const;
+
+/** What EntryPoint v0.7 asks the account to prefund: every gas limit at the highest fee. */
+export const USER_OP_PREFUND =
+  (USER_OP_GAS.verification + USER_OP_GAS.call + USER_OP_GAS.preVerification) * USER_OP_GAS.maxFeePerGas;
+
+/** Two uint128 in one word, high then low, as v0.7's packed user operation holds gas figures. */
+function twoUint128(high: bigint, low: bigint): Hex {
+  return `0x${high.toString(16).padStart(32, "0")}${low.toString(16).padStart(32, "0")}`;
+}
+
+/** The Safe a factory's `ProxyCreation` says it made. */
+function proxyCreated(receipt: TransactionReceipt, factory: Address): Address {
+  const abi = loadArtifact("SafeProxyFactoryV150").abi;
+  for (const log of receipt.logs) {
+    if (log.address.toLowerCase() !== factory) continue;
+    const event = decodeEventLog({ abi, data: log.data, topics: log.topics });
+    if (event.eventName === "ProxyCreation") {
+      return (event.args as unknown as { proxy: Address }).proxy.toLowerCase() as Address;
+    }
+  }
+  throw new Error(`no ProxyCreation in ${receipt.transactionHash}`);
 }
 
 /** Sends a transaction that is expected to revert: a fixed gas limit, since estimation would fail first. */
