@@ -1,5 +1,6 @@
 /**
- * Compiles contracts/src/*.sol with solc-js into contracts/artifacts/<ContractName>.json, and
+ * Compiles contracts/src/*.sol (with the Solidity sources they import from OpenZeppelin, ERC-4337
+ * and Safe packages) with solc-js into contracts/artifacts/<ContractName>.json, and
  * copies beside them the contracts whose real bytecode comes from npm packages (Seaport 1.6 and
  * its conduit controller, the canonical WETH9, Uniswap V2's factory and pair).
  *
@@ -53,9 +54,12 @@ function toUnitName(absolutePath: string): string {
   return relative(REPO_ROOT, absolutePath).split(sep).join("/");
 }
 
+/** Packages whose Solidity sources contracts/src imports, resolved from node_modules. */
+const PACKAGE_SOURCES = ["@openzeppelin/", "@account-abstraction/", "@safe-global/"];
+
 function resolveImport(path: string): { contents: string } | { error: string } {
   try {
-    if (path.startsWith("@openzeppelin/")) {
+    if (PACKAGE_SOURCES.some((scope) => path.startsWith(scope))) {
       return { contents: readFileSync(require.resolve(path), "utf8") };
     }
     // Relative imports arrive already resolved against the importing unit's (repo-relative) name.

@@ -1,10 +1,18 @@
 import { isBurnAddress } from "../core/burn.ts";
 import { type Address, ZERO_ADDRESS } from "../core/hex.ts";
 import type { NftTransfer } from "../core/types.ts";
+import {
+  type Flows,
+  type Movement,
+  type Movements,
+  movements,
+  NATIVE,
+  netFlows,
+  paidBy,
+} from "./movements.ts";
+import { reachedSellerSide } from "./reach.ts";
 import { splitProportionally } from "./split.ts";
 import type { AttributedBy, PunkBid, SaleTransaction, TokenAmount, Trade } from "./types.ts";
-
-const NATIVE = "native";
 
 /** Finds the open bid an accepted CryptoPunks bid was paid with. */
 export type BidLookup = (contract: Address, punkIndex: bigint, bidder: Address) => PunkBid | undefined;
@@ -20,10 +28,13 @@ export type BidLookup = (contract: Address, punkIndex: bigint, bidder: Address) 
  *    transaction's value without them; each ERC-20), so refunds cancel what they give back.
  * 3. A buyer who paid is the payer of its NFTs; a buyer who paid nothing is paid for by the
  *    transaction's sender, if that sender paid and sold nothing.
- * 4. A payer's payment is split over its NFTs: in proportion to what each seller received when
+ * 4. A payer's payment is what of its money reached the seller side (reach.ts): what went
+ *    elsewhere in the same transaction is no part of it, a lender's money through the buyer is.
+ *    Paid mints, and sales seen without call traces, keep what their payer paid out, net.
+ * 5. A payer's payment is split over its NFTs: in proportion to what each seller received when
  *    there are several sellers (or to the order amounts that paid them, when each payment can be
  *    traced to one), by units otherwise.
- * 5. A trade is a sale when its payer paid and its seller was paid something, even if only to pass
+ * 6. A trade is a sale when its payer paid and its seller was paid something, even if only to pass
  *    it on (an escrow); without call traces, when the payer paid the transaction's value. CryptoPunks, whose
  *    market credits sellers for a later withdrawal, are priced from the market's `PunkBought`
  *    value or, when an accepted bid logs 0, from the bid. A new NFT paid for is a paid mint.
@@ -79,8 +90,17 @@ export function attributeTransaction(tx: SaleTransaction, bids: BidLookup = () =
     groups.set(found.payer, group);
   }
 
-  for (const [payer, group] of groups) {
-    const paid = paidBy(flows, payer);
+  const reached = priceFromTransactionValue ? undefined : reachedBy(tx, groups, priced, payments, flows);
+  [...groups].forEach(([payer, group], g) => {
+    // A new NFT has no seller side to follow: a paid mint is priced at what its payer spent.
+    const minted = group.pairings.every((p) => p.seller === ZERO_ADDRESS);
+    const paid = reached && !minted ? (reached[g] as Map<string, bigint>) : paidBy(flows, payer);
+    if (paid.size === 0) {
+      // The payer paid, but none of it reached the seller side: only a market that credits its
+      // sellers for later (CryptoPunks) can make that a sale.
+      unpaid.push(...group.pairings);
+      return;
+    }
     const listed = paid.size === 1 ? listedPrices(tx.markets, group.pairings) : undefined;
     const shares = listed
       ? splitByListing(paid, listed)
@@ -111,7 +131,7 @@ export function attributeTransaction(tx: SaleTransaction, bids: BidLookup = () =
         ),
       );
     });
-  }
+  });
 
   for (const pairing of unpaid) {
     if (pairing.seller === ZERO_ADDRESS) continue;
@@ -130,6 +150,31 @@ export function attributeTransaction(tx: SaleTransaction, bids: BidLookup = () =
   }
 
   return trades.sort((a, b) => a.logIndex - b.logIndex || a.seq - b.seq);
+}
+
+/**
+ * What of each group's payment reached the seller side (see reach.ts), the groups in the order
+ * they were formed. A group's members are its payer and the buyers it paid for.
+ */
+function reachedBy(
+  tx: SaleTransaction,
+  groups: ReadonlyMap<Address, { pairings: Pairing[] }>,
+  priced: readonly Pairing[],
+  moves: Movements,
+  flows: Flows,
+): Map<string, bigint>[] {
+  const sellers = new Set<Address>();
+  for (const p of priced) if (p.seller !== ZERO_ADDRESS) sellers.add(p.seller);
+  const handlers = new Set<Address>();
+  const boundaries: number[] = [];
+  for (const t of tx.nft) {
+    handlers.add(t.from);
+    boundaries.push(t.logIndex);
+  }
+  for (const event of tx.markets) boundaries.push(event.logIndex);
+  boundaries.sort((a, b) => a - b);
+  const members = [...groups].map(([payer, group]) => [payer, ...group.pairings.map((p) => p.buyer)]);
+  return reachedSellerSide({ moves, flows, sellers, handlers, boundaries, groups: members });
 }
 
 /**
@@ -258,56 +303,6 @@ function tokenMoves(nft: readonly NftTransfer[]): TokenMove[] {
     moves.push(move);
   }
   return moves;
-}
-
-/** One movement of a currency, in execution order (native) or log order (ERC-20). */
-interface Movement {
-  from: Address;
-  to: Address;
-  amount: bigint;
-}
-
-/** Every payment movement of the transaction, per currency, in order. */
-type Movements = Map<string, Movement[]>;
-
-function movements(tx: SaleTransaction): Movements {
-  const moves: Movements = new Map();
-  const add = (currency: string, from: Address, to: Address, amount: bigint) => {
-    if (amount === 0n || from === to) return;
-    const list = moves.get(currency);
-    if (list) list.push({ from, to, amount });
-    else moves.set(currency, [{ from, to, amount }]);
-  };
-  if (tx.native) for (const n of tx.native) add(NATIVE, n.from, n.to, n.value);
-  else if (tx.to !== null) add(NATIVE, tx.from, tx.to, tx.value);
-  for (const f of tx.fungible) add(f.contract, f.from, f.to, f.amount);
-  return moves;
-}
-
-/** Net amount per currency and account: negative for what an account paid out, positive for what it received. */
-type Flows = Map<string, Map<Address, bigint>>;
-
-function netFlows(moves: Movements): Flows {
-  const flows: Flows = new Map();
-  for (const [currency, list] of moves) {
-    const accounts = new Map<Address, bigint>();
-    for (const { from, to, amount } of list) {
-      accounts.set(from, (accounts.get(from) ?? 0n) - amount);
-      accounts.set(to, (accounts.get(to) ?? 0n) + amount);
-    }
-    flows.set(currency, accounts);
-  }
-  return flows;
-}
-
-/** What an account paid out, net, per currency. */
-function paidBy(flows: Flows, account: Address): Map<string, bigint> {
-  const paid = new Map<string, bigint>();
-  for (const [currency, accounts] of flows) {
-    const net = accounts.get(account) ?? 0n;
-    if (net < 0n) paid.set(currency, -net);
-  }
-  return paid;
 }
 
 /**

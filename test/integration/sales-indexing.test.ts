@@ -233,9 +233,9 @@ describe("sales stored by the indexer", () => {
       assert.ok(played, name);
       return (await storedSalesOf(played.txHash)).map((s) => s.flags);
     };
-    const legs = ["first", "second", "third"].map((leg) => `16 rotation through three wallets, ${leg} leg`);
+    const legs = ["first", "second", "third"].map((leg) => `21 rotation through three wallets, ${leg} leg`);
     assert.deepEqual(await Promise.all(legs.map(flagsOf)), [[[]], [[]], [["wash_cycle"]]]);
-    assert.deepEqual(await flagsOf("15 sale paid in a token without a rate"), [["unpriced"]]);
+    assert.deepEqual(await flagsOf("20 sale paid in a token without a rate"), [["unpriced"]]);
   });
 
   test("the buckets hold every sale by class: count, units, volume and the extreme unit prices", async () => {

@@ -6,12 +6,15 @@ import { attributeTransaction } from "../../src/sales/attribute.ts";
 import type { SaleTransaction, Trade } from "../../src/sales/types.ts";
 import {
   ACTORS,
+  AGGREGATOR_FEES,
   bidLookup,
+  ELSEWHERE,
   type ExpectedTrade,
   playSaleScenarios,
   type SaleScenario,
   type SaleScenarioWorld,
   saleTransactionOf,
+  USER_OP_PREFUND,
 } from "../support/sale-scenarios.ts";
 
 /** Every case, in the order it is played. */
@@ -36,10 +39,15 @@ const names = [
   "13 buyPunk",
   "13 acceptBidForPunk",
   "14 bid paid in a pegged pool token",
-  "15 sale paid in a token without a rate",
-  "16 rotation through three wallets, first leg",
-  "16 rotation through three wallets, second leg",
-  "16 rotation through three wallets, third leg",
+  "15 ERC-4337 account buys and sends money elsewhere",
+  "16 swap and buy through a router",
+  "17 multisend buys one NFT and sends money elsewhere",
+  "18 buy now, pay later: a lender pays most of the price",
+  "19 bought with any token through an aggregator",
+  "20 sale paid in a token without a rate",
+  "21 rotation through three wallets, first leg",
+  "21 rotation through three wallets, second leg",
+  "21 rotation through three wallets, third leg",
 ];
 
 let anvil: Anvil;
@@ -80,6 +88,65 @@ const premises: Record<string, (tx: SaleTransaction | undefined) => void> = {
   },
   "9 NFT lent and returned in one transaction": (tx) => {
     assert.equal(tx?.nft.length, 2);
+  },
+  "15 ERC-4337 account buys and sends money elsewhere": (tx) => {
+    const { account, entryPoint } = world.contracts;
+    const moved = (from: string, to: string, value: bigint) =>
+      tx?.native?.some((n) => n.from === from && n.to === to && n.value === value);
+    assert.ok(moved(account, entryPoint, USER_OP_PREFUND), "the gas prefund");
+    assert.ok(moved(account, ELSEWHERE, 50n * 10n ** 18n), "the money sent elsewhere");
+    assert.ok(
+      tx?.native?.some((n) => n.from === entryPoint && n.to === ACTORS.bot && n.value > 0n),
+      "the bundler's pay",
+    );
+  },
+  "16 swap and buy through a router": (tx) => {
+    const { router, usdc, weth } = world.contracts;
+    assert.ok(
+      tx?.fungible.some((f) => f.contract === usdc && f.from === ACTORS.dave && f.amount === 4_000_000_000n),
+    );
+    assert.ok(
+      tx?.fungible.some((f) => f.contract === weth && f.to === router),
+      "the pair paid the router WETH",
+    );
+    assert.ok(
+      tx?.native?.some((n) => n.from === weth && n.to === router),
+      "the router unwrapped it",
+    );
+    assert.deepEqual(
+      tx?.nft.map((n) => [n.from, n.to]),
+      [
+        [ACTORS.alice, router],
+        [router, ACTORS.dave],
+      ],
+    );
+  },
+  "17 multisend buys one NFT and sends money elsewhere": (tx) => {
+    const { safe } = world.contracts;
+    assert.ok(tx?.native?.some((n) => n.from === safe && n.to === ELSEWHERE && n.value === 50n * 10n ** 18n));
+    assert.ok(tx?.native?.some((n) => n.from === safe && n.to === ACTORS.bob && n.value === 3n * 10n ** 18n));
+  },
+  "18 buy now, pay later: a lender pays most of the price": (tx) => {
+    const { loans, weth } = world.contracts;
+    assert.ok(
+      tx?.fungible.some(
+        (f) =>
+          f.contract === weth && f.from === ACTORS.erin && f.to === loans && f.amount === 8n * 10n ** 18n,
+      ),
+      "the lender's WETH",
+    );
+    assert.equal(tx?.value, 2n * 10n ** 18n, "the borrower's part");
+    assert.equal(tx?.nft.at(-1)?.to, loans, "the desk keeps the NFT");
+  },
+  "19 bought with any token through an aggregator": (tx) => {
+    const { anyToken, usdc } = world.contracts;
+    assert.ok(
+      tx?.fungible.some(
+        (f) =>
+          f.contract === usdc && f.from === anyToken && f.to === AGGREGATOR_FEES && f.amount === 40_000_000n,
+      ),
+      "the aggregator's fee",
+    );
   },
   "13 buyPunk": (tx) => {
     assert.ok(

@@ -1,4 +1,13 @@
-import { decodeEventLog, encodeFunctionData, type TransactionReceipt } from "viem";
+import {
+  concat,
+  decodeEventLog,
+  encodeFunctionData,
+  encodePacked,
+  pad,
+  parseAbi,
+  size,
+  type TransactionReceipt,
+} from "viem";
 import { parseLogs } from "../../src/chain/logs.ts";
 import { parseParityBlockTraceData } from "../../src/chain/traces.ts";
 import { type Address, type Hex, ZERO_ADDRESS } from "../../src/core/hex.ts";
@@ -70,7 +79,18 @@ type ContractRole =
   | "relay"
   | "lender"
   | "swap"
-  | "game";
+  | "game"
+  | "entryPoint"
+  | "accountFactory"
+  | "account"
+  | "safeSingleton"
+  | "multiSend"
+  | "safeFactory"
+  | "safe"
+  | "factory"
+  | "router"
+  | "anyToken"
+  | "loans";
 
 const ETHER = 10n ** 18n;
 const eth = (milli: bigint) => (milli * ETHER) / 1000n;
@@ -95,6 +115,10 @@ export const ACTORS = {
 
 const { deployer, alice, bob, carol, dave, erin, treasury, creator, bot } = ACTORS;
 
+/** Accounts that only receive: money a smart account sends elsewhere, and an aggregator's fee. */
+export const ELSEWHERE: Address = "0x000000000000000000000000000000000000e15e";
+export const AGGREGATOR_FEES: Address = "0x0000000000000000000000000000000000a99fee";
+
 /** Deploys the contracts, plays every case once, and returns the cases with their transactions. */
 export async function playSaleScenarios(chain: DevChain): Promise<SaleScenarioWorld> {
   const deploy = async (name: ContractName, args: unknown[] = [], from: Address = deployer) =>
@@ -116,7 +140,19 @@ export async function playSaleScenarios(chain: DevChain): Promise<SaleScenarioWo
     swap: await deploy("NftSwap"),
     // A currency no pool prices: its sales are unpriced.
     game: await deploy("TestStablecoin", ["Game Gold", "GOLD"]),
+    entryPoint: await deploy("EntryPointV07"),
+    accountFactory: ZERO_ADDRESS,
+    account: ZERO_ADDRESS,
+    safeSingleton: await deploy("SafeV150"),
+    multiSend: await deploy("MultiSendV150"),
+    safeFactory: await deploy("SafeProxyFactoryV150"),
+    safe: ZERO_ADDRESS,
+    factory: await deploy("UniswapV2Factory", [deployer]),
+    router: await deploy("SwapRouter"),
+    anyToken: await deploy("AnyTokenAggregator", [AGGREGATOR_FEES, 100n]),
+    loans: await deploy("LoanDesk"),
   };
+  c.accountFactory = await deploy("SimpleAccountFactoryV07", [c.entryPoint]);
   const nameOf = new Map<Address, ContractName>([
     [c.apes, "TestERC721"],
     [c.cats, "TestERC721"],
@@ -133,6 +169,13 @@ export async function playSaleScenarios(chain: DevChain): Promise<SaleScenarioWo
     [c.lender, "FlashLender"],
     [c.game, "TestStablecoin"],
     [c.swap, "NftSwap"],
+    [c.entryPoint, "EntryPointV07"],
+    [c.accountFactory, "SimpleAccountFactoryV07"],
+    [c.safeFactory, "SafeProxyFactoryV150"],
+    [c.factory, "UniswapV2Factory"],
+    [c.router, "SwapRouter"],
+    [c.anyToken, "AnyTokenAggregator"],
+    [c.loans, "LoanDesk"],
   ]);
   const send = (to: Address, functionName: string, args: unknown[], from: Address, value?: bigint) =>
     sendContractTx(chain, {
@@ -164,8 +207,8 @@ export async function playSaleScenarios(chain: DevChain): Promise<SaleScenarioWo
     [dave, 26n],
     [carol, 28n],
     [bob, 29n],
-    [alice, 30n],
-    [alice, 31n],
+    [alice, 40n],
+    [alice, 41n],
   ] as const) {
     await send(c.apes, "mint", [holder, id], deployer);
   }
@@ -472,17 +515,182 @@ export async function playSaleScenarios(chain: DevChain): Promise<SaleScenarioWo
     ]);
   }
 
-  // 15. Paid in a token no pool prices: a sale without a price, counted apart from every price.
+  // Smart accounts, routers and loans: each buys one ETH listing of alice's, and the price is what
+  // reached alice, the market's treasury and the creator, whatever else the call paid.
+  const pay = async (from: Address, to: Address, value: bigint) =>
+    waitForReceipt(
+      chain,
+      await chain.walletClient.sendTransaction({ account: from, chain: null, to, value }),
+    );
+  const buyCall = (listingId: bigint, value: bigint) => ({
+    target: c.escrow,
+    value,
+    data: encodeFunctionData({
+      abi: loadArtifact("EscrowMarket").abi,
+      functionName: "buy",
+      args: [listingId],
+    }),
+  });
+  const read = async (address: Address, name: ContractName, functionName: string, args: unknown[]) =>
+    chain.publicClient.readContract({ address, abi: loadArtifact(name).abi, functionName, args });
+  for (const id of [30n, 31n, 32n, 33n, 34n]) await send(c.apes, "mint", [alice, id], deployer);
+  // A USDC/WETH pair at 3,000 USDC per WETH, and 10,000 USDC for dave to buy with.
+  await send(c.factory, "createPair", [c.usdc, c.weth], deployer);
+  const pair = (
+    (await read(c.factory, "UniswapV2Factory", "getPair", [c.usdc, c.weth])) as Address
+  ).toLowerCase() as Address;
+  await send(c.usdc, "mint", [pair, 300_000_000_000n], deployer);
+  await send(c.weth, "deposit", [], deployer, eth(100_000n));
+  await send(c.weth, "transfer", [pair, eth(100_000n)], deployer);
+  await sendContractTx(chain, {
+    address: pair,
+    abi: loadArtifact("UniswapV2Pair").abi,
+    functionName: "mint",
+    args: [deployer],
+    from: deployer,
+  });
+  await send(c.usdc, "mint", [dave, 10_000_000_000n], deployer);
+  await send(c.usdc, "approve", [c.router, 2n ** 256n - 1n], dave);
+  await send(c.usdc, "approve", [c.anyToken, 2n ** 256n - 1n], dave);
+
+  // 15. erin's ERC-4337 SimpleAccount, through EntryPoint v0.7: it prefunds its gas in
+  //     validation, buys a 1.2 ETH listing and sends 50 ETH elsewhere in one executeBatch; the
+  //     entry point pays the bundler for the gas used.
   {
-    const price = 5n * 10n ** 21n;
-    const id = await list(alice, [{ nft: c.apes, tokenId: 30n }], c.game, price);
-    const r = await send(c.escrow, "buy", [id], bob);
-    scenario("15 sale paid in a token without a rate", r, [
-      sale(c.apes, 30n, alice, bob, { fungible: [{ token: c.game, amount: price }] }),
+    const price = eth(1200n);
+    await send(c.accountFactory, "createAccount", [erin, 0n], erin);
+    c.account = (
+      (await read(c.accountFactory, "SimpleAccountFactoryV07", "getAddress", [erin, 0n])) as Address
+    ).toLowerCase() as Address;
+    await pay(erin, c.account, eth(100_000n));
+    const id = await list(alice, [{ nft: c.apes, tokenId: 30n }], ZERO_ADDRESS, price);
+    const buy = buyCall(id, price);
+    const op = {
+      sender: c.account,
+      nonce: 0n,
+      initCode: "0x" as Hex,
+      callData: encodeFunctionData({
+        abi: SIMPLE_ACCOUNT_ABI,
+        functionName: "executeBatch",
+        args: [
+          [buy.target, ELSEWHERE],
+          [buy.value, eth(50_000n)],
+          [buy.data, "0x"],
+        ],
+      }),
+      accountGasLimits: twoUint128(USER_OP_GAS.verification, USER_OP_GAS.call),
+      preVerificationGas: USER_OP_GAS.preVerification,
+      gasFees: twoUint128(USER_OP_GAS.maxPriorityFeePerGas, USER_OP_GAS.maxFeePerGas),
+      paymasterAndData: "0x" as Hex,
+      signature: "0x" as Hex,
+    };
+    const hash = (await read(c.entryPoint, "EntryPointV07", "getUserOpHash", [op])) as Hex;
+    op.signature = await chain.walletClient.signMessage({ account: erin, message: { raw: hash } });
+    const r = await send(c.entryPoint, "handleOps", [[op], bot], bot);
+    scenario("15 ERC-4337 account buys and sends money elsewhere", r, [
+      sale(c.apes, 30n, alice, c.account, { native: price }),
     ]);
   }
 
-  // 16 (wash). A token rotated through three wallets and back to the first within minutes: the
+  // 16. dave's 4,000 USDC go to the pair, which pays the router WETH; the router unwraps it, buys
+  //     a 1.2 ETH listing, hands the NFT on and sends dave the ETH left.
+  {
+    const price = eth(1200n);
+    const id = await list(alice, [{ nft: c.apes, tokenId: 31n }], ZERO_ADDRESS, price);
+    const r = await send(
+      c.router,
+      "swapAndBuy",
+      [pair, c.usdc, 4_000_000_000n, c.weth, c.escrow, id, c.apes, 31n],
+      dave,
+    );
+    scenario("16 swap and buy through a router", r, [sale(c.apes, 31n, alice, dave, { native: price })]);
+  }
+
+  // 17. carol's Safe runs a MultiSend: 50 ETH elsewhere, a 0.9 ETH listing, 3 ETH to bob.
+  {
+    const price = eth(900n);
+    const setup = encodeFunctionData({
+      abi: loadArtifact("SafeV150").abi,
+      functionName: "setup",
+      args: [[carol], 1n, ZERO_ADDRESS, "0x", ZERO_ADDRESS, ZERO_ADDRESS, 0n, ZERO_ADDRESS],
+    });
+    const created = await send(c.safeFactory, "createProxyWithNonce", [c.safeSingleton, setup, 0n], carol);
+    c.safe = proxyCreated(created, c.safeFactory);
+    await pay(carol, c.safe, eth(100_000n));
+    const id = await list(alice, [{ nft: c.apes, tokenId: 32n }], ZERO_ADDRESS, price);
+    const calls = [
+      { target: ELSEWHERE, value: eth(50_000n), data: "0x" as Hex },
+      buyCall(id, price),
+      { target: bob, value: eth(3000n), data: "0x" as Hex },
+    ];
+    const multiSend = encodeFunctionData({
+      abi: loadArtifact("MultiSendV150").abi,
+      functionName: "multiSend",
+      args: [
+        concat(
+          calls.map((call) =>
+            encodePacked(
+              ["uint8", "address", "uint256", "uint256", "bytes"],
+              [0, call.target, call.value, BigInt(size(call.data)), call.data],
+            ),
+          ),
+        ),
+      ],
+    });
+    // One owner of a threshold of one, sending the transaction itself: its pre-validated signature.
+    const signature = concat([pad(carol), pad("0x00"), "0x01"]);
+    const r = await sendContractTx(chain, {
+      address: c.safe,
+      abi: loadArtifact("SafeV150").abi,
+      functionName: "execTransaction",
+      args: [c.multiSend, 0n, multiSend, 1, 0n, 0n, 0n, ZERO_ADDRESS, ZERO_ADDRESS, signature],
+      from: carol,
+    });
+    scenario("17 multisend buys one NFT and sends money elsewhere", r, [
+      sale(c.apes, 32n, alice, c.safe, { native: price }),
+    ]);
+  }
+
+  // 18. bob borrows 8 of a 10 ETH listing from erin's WETH and pays 2; the desk keeps the NFT.
+  {
+    const price = eth(10_000n);
+    const loan = eth(8000n);
+    await send(c.weth, "deposit", [], erin, loan);
+    await send(c.weth, "approve", [c.loans, loan], erin);
+    const id = await list(alice, [{ nft: c.apes, tokenId: 33n }], ZERO_ADDRESS, price);
+    const r = await send(c.loans, "buyToBorrow", [c.escrow, id, c.weth, erin, loan], bob, price - loan);
+    scenario("18 buy now, pay later: a lender pays most of the price", r, [
+      sale(c.apes, 33n, alice, c.loans, { native: price }, "ATTRIBUTED_BY_RECIPIENT_NO_PAYMENT"),
+    ]);
+  }
+
+  // 19. dave pays an aggregator 4,000 USDC; it keeps 1% and swaps the rest, buys a 1.2 ETH
+  //     listing, hands the NFT on and sends dave the ETH left.
+  {
+    const price = eth(1200n);
+    const id = await list(alice, [{ nft: c.apes, tokenId: 34n }], ZERO_ADDRESS, price);
+    const r = await send(
+      c.anyToken,
+      "buyWithToken",
+      [pair, c.usdc, 4_000_000_000n, c.weth, c.escrow, id, c.apes, 34n],
+      dave,
+    );
+    scenario("19 bought with any token through an aggregator", r, [
+      sale(c.apes, 34n, alice, dave, { native: price }),
+    ]);
+  }
+
+  // 20. Paid in a token no pool prices: a sale without a price, counted apart from every price.
+  {
+    const price = 5n * 10n ** 21n;
+    const id = await list(alice, [{ nft: c.apes, tokenId: 40n }], c.game, price);
+    const r = await send(c.escrow, "buy", [id], bob);
+    scenario("20 sale paid in a token without a rate", r, [
+      sale(c.apes, 40n, alice, bob, { fungible: [{ token: c.game, amount: price }] }),
+    ]);
+  }
+
+  // 21 (wash). A token rotated through three wallets and back to the first within minutes: the
   //    leg that closes the cycle is flagged.
   {
     const price = eth(900n);
@@ -492,10 +700,10 @@ export async function playSaleScenarios(chain: DevChain): Promise<SaleScenarioWo
       [carol, alice, "third"],
     ] as const;
     for (const [seller, buyer, leg] of legs) {
-      const id = await list(seller, [{ nft: c.apes, tokenId: 31n }], ZERO_ADDRESS, price);
+      const id = await list(seller, [{ nft: c.apes, tokenId: 41n }], ZERO_ADDRESS, price);
       const r = await send(c.escrow, "buy", [id], buyer, price);
-      scenario(`16 rotation through three wallets, ${leg} leg`, r, [
-        sale(c.apes, 31n, seller, buyer, { native: price }),
+      scenario(`21 rotation through three wallets, ${leg} leg`, r, [
+        sale(c.apes, 41n, seller, buyer, { native: price }),
       ]);
     }
   }
@@ -510,8 +718,43 @@ export async function playSaleScenarios(chain: DevChain): Promise<SaleScenarioWo
     [c.usdc, new Set(["TYPE_ERC20"])],
     [c.pool, new Set(["TYPE_ERC20"])],
     [c.game, new Set(["TYPE_ERC20"])],
+    [pair, new Set(["TYPE_ERC20"])],
   ]);
   return { scenarios, contracts: c, typesOf: (address) => types.get(address) };
+}
+
+/** The ERC-4337 account's batch call, as SimpleAccount v0.7 declares it. */
+const SIMPLE_ACCOUNT_ABI = parseAbi(["function executeBatch(address[] dest, uint256[] value, bytes[] func)"]);
+
+/** A user operation's gas: its limits, and what its account prefunds at most per unit. */
+const USER_OP_GAS = {
+  verification: 300_000n,
+  call: 500_000n,
+  preVerification: 60_000n,
+  maxPriorityFeePerGas: 10n ** 9n,
+  maxFeePerGas: 5n * 10n ** 9n,
+} as const;
+
+/** What EntryPoint v0.7 asks the account to prefund: every gas limit at the highest fee. */
+export const USER_OP_PREFUND =
+  (USER_OP_GAS.verification + USER_OP_GAS.call + USER_OP_GAS.preVerification) * USER_OP_GAS.maxFeePerGas;
+
+/** Two uint128 in one word, high then low, as v0.7's packed user operation holds gas figures. */
+function twoUint128(high: bigint, low: bigint): Hex {
+  return `0x${high.toString(16).padStart(32, "0")}${low.toString(16).padStart(32, "0")}`;
+}
+
+/** The Safe a factory's `ProxyCreation` says it made. */
+function proxyCreated(receipt: TransactionReceipt, factory: Address): Address {
+  const abi = loadArtifact("SafeProxyFactoryV150").abi;
+  for (const log of receipt.logs) {
+    if (log.address.toLowerCase() !== factory) continue;
+    const event = decodeEventLog({ abi, data: log.data, topics: log.topics });
+    if (event.eventName === "ProxyCreation") {
+      return (event.args as unknown as { proxy: Address }).proxy.toLowerCase() as Address;
+    }
+  }
+  throw new Error(`no ProxyCreation in ${receipt.transactionHash}`);
 }
 
 /** Sends a transaction that is expected to revert: a fixed gas limit, since estimation would fail first. */

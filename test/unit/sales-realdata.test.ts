@@ -123,7 +123,7 @@ describe("Blur v2 transactions with receipt and trace (3loop)", () => {
     assert.equal(trades[0]?.market, "blur");
   });
 
-  test("takeAskSinglePool: bought with Blur Pool, which the exchange pays out as ETH", options, () => {
+  test("takeAskSinglePool: the Blur Pool the buyer burnt reaches the seller side as ETH", options, () => {
     const { transaction, sales, trades } = blur(
       "0xf852866a9d10ab4713b00f3a012b7e60a48055a6f2cd99ae7efce205c390f710",
     );
@@ -138,8 +138,10 @@ describe("Blur v2 transactions with receipt and trace (3loop)", () => {
         tokenId: 16614n,
         seller: "0xb20760dd8b5997358a3ad088016202f793ba32da",
         buyer: transaction.from,
-        native: 0n,
-        fungible: [{ token: BLUR_POOL, amount: 1_061_717_990n * 10n ** 9n }],
+        // The pool pays the ETH out to the exchange, which pays the seller and the fee with it:
+        // that ETH, all of it the buyer's, is what reached the seller side.
+        native: 1_061_717_990n * 10n ** 9n,
+        fungible: [],
       },
     ]);
     assert.equal(trades[0]?.attributedBy, "ATTRIBUTED_BY_SINGLE_TRANSFER");
