@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { encodeAbiParameters, encodePacked, getContractAddress, type Hex, keccak256 } from "viem";
 import { CHAIN_PRESETS } from "../../src/config/chains.ts";
-import { DEFAULT_POOLS, defaultPools, USD_TOKENS } from "../../src/rates/pools.ts";
+import { DEFAULT_POOLS, defaultNativePegged, defaultPools, USD_TOKENS } from "../../src/rates/pools.ts";
 
 // Uniswap deploys every pool with CREATE2 from its factory, salted with the sorted tokens (and
 // the fee for V3): an address derived here proves both the address and the token order.
@@ -66,7 +66,7 @@ describe("default pools", () => {
 
   test("every preset chain prices its wrapped coin in dollars", () => {
     for (const preset of Object.values(CHAIN_PRESETS)) {
-      const wrapped = preset.nativePegged[0] as string;
+      const wrapped = defaultNativePegged(preset.chainId)[0] as string;
       const pools = defaultPools(preset.chainId);
       const dollars = (USD_TOKENS[preset.chainId] ?? []).map((t) => t.address as string);
       const usdPools = pools.filter(
