@@ -108,6 +108,10 @@ export const DEFAULT_POOLS: Readonly<Record<number, readonly PoolDescription[]>>
     pool("v3", "0x45dda9cb7c25131df268515131f647d726f50608", POLYGON.USDCe, POLYGON.WETH),
     pool("v3", "0xa4d8c89f0c20efbe54cba9e7e7a7e509056228d9", POLYGON.USDC, POLYGON.WETH),
     pool("v3", "0xbb98b3d2b18aef63a3178023a920971cf5f29be4", POLYGON.WETH, POLYGON.USDT),
+    // USDC.e/USDC, USDC.e/USDT and USDC/USDT, Uniswap V3 0.01%: each dollar's other routes.
+    pool("v3", "0xd36ec33c8bed5a9f7b6630855f1533455b98a418", POLYGON.USDCe, POLYGON.USDC),
+    pool("v3", "0xdac8a8e6dbf8c690ec6815e0ff03491b2770255d", POLYGON.USDCe, POLYGON.USDT),
+    pool("v3", "0x31083a78e11b18e450fd139f9abea98cd53181b7", POLYGON.USDC, POLYGON.USDT),
   ],
   10: [
     // WETH/USDC.e, Uniswap V3 0.05%; USDC/WETH (native USDC), Uniswap V3 0.05%.
@@ -115,6 +119,13 @@ export const DEFAULT_POOLS: Readonly<Record<number, readonly PoolDescription[]>>
     pool("v3", "0x1fb3cf6e48f1e7b10213e7b6d87d4c073c7fdb7b", OPTIMISM.USDC, OPTIMISM.WETH),
     // WETH/USDT, Uniswap V3 0.05%.
     pool("v3", "0xc858a329bf053be78d6239c4a4343b8fbd21472b", OPTIMISM.WETH, OPTIMISM.USDT),
+    // WETH/USDC.e and WETH/USDT, Uniswap V3 0.3%.
+    pool("v3", "0xb589969d38ce76d3d7aa319de7133bc9755fd840", OPTIMISM.WETH, OPTIMISM.USDCe),
+    pool("v3", "0xdd0c6bae8ad5998c358b823df15a2a4181da1b80", OPTIMISM.WETH, OPTIMISM.USDT),
+    // USDC/USDC.e, USDC.e/USDT and USDC/USDT, Uniswap V3 0.01%: each dollar's other routes.
+    pool("v3", "0x2ab22ac86b25bd448a4d9dc041bd2384655299c4", OPTIMISM.USDC, OPTIMISM.USDCe),
+    pool("v3", "0xf1f199342687a7d78bcc16fce79fa2665ef870e1", OPTIMISM.USDCe, OPTIMISM.USDT),
+    pool("v3", "0xa73c628eaf6e283e26a7b1f8001cf186aa4c0e8e", OPTIMISM.USDC, OPTIMISM.USDT),
     // WETH/OP, Uniswap V3 0.3% and 0.05%; OP/USDC.e, Uniswap V3 0.3%.
     pool("v3", "0x68f5c0a2de713a54991e01858fd27a3832401849", OPTIMISM.WETH, OPTIMISM.OP),
     pool("v3", "0xfc1f3296458f9b2a27a0b91dd7681c4020e09d05", OPTIMISM.WETH, OPTIMISM.OP),

@@ -78,6 +78,25 @@ describe("default pools", () => {
     }
   });
 
+  test("no preset token hangs on one pool: each has three routes, direct or through a token with a direct pool", () => {
+    for (const [chainId, pools] of Object.entries(DEFAULT_POOLS)) {
+      const pegged = new Set<string>(defaultNativePegged(Number(chainId)));
+      const sides = pools.flatMap((p) => [
+        { token: p.token0 as string, other: p.token1 as string },
+        { token: p.token1 as string, other: p.token0 as string },
+      ]);
+      const direct = (token: string) => sides.filter((s) => s.token === token && pegged.has(s.other)).length;
+      for (const token of new Set(sides.map((s) => s.token).filter((t) => !pegged.has(t)))) {
+        const routes =
+          direct(token) >= 3
+            ? direct(token)
+            : direct(token) +
+              sides.filter((s) => s.token === token && !pegged.has(s.other) && direct(s.other) > 0).length;
+        assert.ok(routes >= 3, `chain ${chainId}: ${token} has ${routes} routes`);
+      }
+    }
+  });
+
   test("stablecoins carry their decimals, and an unknown chain has no pools", () => {
     for (const tokens of Object.values(USD_TOKENS)) {
       for (const token of tokens) assert.equal(token.decimals, KNOWN_DECIMALS[token.address] ?? 18);
