@@ -3,9 +3,9 @@ import type { PriceContext } from "../core/types.ts";
 import { sideDepth } from "./depth.ts";
 import type { PoolState } from "./events.ts";
 import type { PoolDescription, UsdToken } from "./pools.ts";
-import { invert, median, ONE, type Rate, ratio } from "./rational.ts";
+import { divide, invert, median, ONE, type Rate, ratio } from "./rational.ts";
 import { type Quote, routeRates } from "./routes.ts";
-import { countUpTo, type TimeWindow, timeWeighted } from "./twap.ts";
+import { countUpTo, GRID, type PriceOf, PriceSeries, type TimeWindow, timeWeighted } from "./twap.ts";
 
 /**
  * Base units of token1 per base unit of token0 in a V2 pool: reserve1 / reserve0. Undefined for
@@ -93,6 +93,10 @@ export class RateBook {
   private readonly minDepth: bigint;
   private readonly jump: Rate;
   private histories: Histories = new Map();
+  /** Each pool's price sources, per side, and the series of each history a block was priced from. */
+  private readonly prices = new Map<Address, [PriceOf, PriceOf]>();
+  private readonly depths = new WeakMap<PoolState, [bigint | undefined, bigint | undefined]>();
+  private readonly seriesPairs = new WeakMap<History, [PriceSeries | undefined, PriceSeries | undefined]>();
   private last: Position | undefined;
   private lastTime: number | undefined;
   private context: PriceContext | undefined;
@@ -253,30 +257,15 @@ export class RateBook {
       }
       if (pegged0 && pegged1) continue;
       const peggedSide = pegged0 ? 0 : 1;
-      const counts = (s: PoolState) => this.deepEnough(pool, s, peggedSide, ONE);
       const token = pegged0 ? t1 : t0;
       // What the pool says of the token, in wei, and of the pegged token in the token's units.
-      const tokenRate = timeWeighted(
-        history,
-        end,
-        (s) => sidePrice(pool, s, 1 - peggedSide),
-        counts,
-        window,
-        spot,
-      );
+      const tokenRate = this.seriesOf(pool, history, 1 - peggedSide).mean(end, window, spot);
       if (tokenRate) push(direct, token, tokenRate);
       const dollar = this.usd.get(token);
       if (dollar) {
-        const perWei = timeWeighted(
-          history,
-          end,
-          (s) => sidePrice(pool, s, peggedSide),
-          counts,
-          window,
-          spot,
-        );
+        const perWei = this.seriesOf(pool, history, peggedSide).mean(end, window, spot);
         // Base units of the stablecoin per wei; a whole coin is one dollar.
-        if (perWei) usd.push(ratio(perWei.num, perWei.den * 10n ** BigInt(dollar.decimals)));
+        if (perWei) usd.push(divide(perWei, 10n ** BigInt(dollar.decimals)));
       }
     }
     const quotes: Quote[] = [];
@@ -296,7 +285,7 @@ export class RateBook {
         for (const side of [0, 1] as const) {
           const through = side === 0 ? t1 : t0;
           if (!directRates.has(through)) continue;
-          const rate = timeWeighted(history, end, (s) => sidePrice(pool, s, side), counts, window, spot);
+          const rate = timeWeighted(history, end, this.priceOf(pool)[side], counts, window, spot);
           if (rate) quotes.push({ token: side === 0 ? t0 : t1, through, rate });
         }
       }
@@ -304,14 +293,89 @@ export class RateBook {
     return { rates: routeRates(direct, quotes), usd: median(usd) };
   }
 
+  /** How a pool's states price each side, computed once per state. */
+  private priceOf(pool: PoolDescription): [PriceOf, PriceOf] {
+    const key = lower(pool.address);
+    let known = this.prices.get(key);
+    if (!known) {
+      known = [cachedPrice(pool, 0), cachedPrice(pool, 1)];
+      this.prices.set(key, known);
+    }
+    return known;
+  }
+
+  /**
+   * The series of the pegged side's counterpart over one history: a pool against a native-pegged
+   * token has a floor fixed per state (its pegged reserve), so its means come from prefix sums.
+   * A history is replaced, never changed, so the series of each is built once.
+   */
+  private seriesOf(pool: PoolDescription, history: History, side: number): PriceSeries {
+    const pegged0 = this.pegged.has(lower(pool.token0));
+    const peggedSide = pegged0 ? 0 : 1;
+    let pair = this.seriesPairs.get(history);
+    if (!pair) {
+      pair = [undefined, undefined];
+      this.seriesPairs.set(history, pair);
+    }
+    let built = pair[side];
+    if (!built) {
+      const counts = (s: PoolState) => this.deepEnough(pool, s, peggedSide, ONE);
+      built = new PriceSeries(history, this.priceOf(pool)[side as 0 | 1], counts);
+      pair[side] = built;
+    }
+    return built;
+  }
+
   /** Whether a state holds at least the floor on `side`, valued at `rate` wei per base unit. */
   private deepEnough(pool: PoolDescription, state: PoolState, side: 0 | 1, rate: Rate): boolean {
     if (this.minDepth === 0n) return true;
-    const depth = sideDepth(pool, state, side);
+    let depths = this.depths.get(state);
+    if (!depths) {
+      depths = [sideDepth(pool, state, 0), sideDepth(pool, state, 1)];
+      this.depths.set(state, depths);
+    }
+    const depth = depths[side];
     // A row stored before depths were kept is taken as deep enough: its pool was followed as it was.
     if (depth === undefined) return true;
     return depth * rate.num >= this.minDepth * rate.den;
   }
+}
+
+/** A pool's price of the token on `side`, exactly and on the grid, each worked out once per state. */
+function cachedPrice(pool: PoolDescription, side: 0 | 1): PriceOf {
+  const exact = new WeakMap<PoolState, Rate | null>();
+  const grid = new WeakMap<PoolState, bigint | null>();
+  return {
+    exact(state) {
+      let known = exact.get(state);
+      if (known === undefined) {
+        known = sidePrice(pool, state, side) ?? null;
+        exact.set(state, known);
+      }
+      return known ?? undefined;
+    },
+    grid(state) {
+      let known = grid.get(state);
+      if (known === undefined) {
+        known = gridPrice(pool, state, side) ?? null;
+        grid.set(state, known);
+      }
+      return known ?? undefined;
+    },
+  };
+}
+
+/** floor(price · 2^192) of the token on `side`, from the state's raw values (no reduction). */
+function gridPrice(pool: PoolDescription, state: PoolState, side: 0 | 1): bigint | undefined {
+  if (pool.kind === "v2") {
+    const { reserve0: r0, reserve1: r1 } = state;
+    if (r0 === undefined || r1 === undefined || r0 <= 0n || r1 <= 0n) return undefined;
+    return side === 0 ? (r1 * GRID) / r0 : (r0 * GRID) / r1;
+  }
+  const s = state.sqrtPriceX96;
+  if (s === undefined || s <= 0n) return undefined;
+  // A V3 price is s² / 2^192: on the grid already one way, and its inverse 2^384 / s² the other.
+  return side === 0 ? s * s : (GRID * GRID) / (s * s);
 }
 
 /** A pool's price of the token on `side` in the other token's base units. */

@@ -13,7 +13,7 @@ import {
 } from "../../src/rates/pools.ts";
 import { compare, type Rate, ratio } from "../../src/rates/rational.ts";
 import { routeRates } from "../../src/rates/routes.ts";
-import { timeWeighted } from "../../src/rates/twap.ts";
+import { GRID, type PriceOf, PriceSeries, timeWeighted } from "../../src/rates/twap.ts";
 import { priceTrade } from "../../src/sales/price.ts";
 import type { Trade } from "../../src/sales/types.ts";
 
@@ -107,21 +107,22 @@ describe("time-weighted pool prices", () => {
   test("a constant price is kept exactly; an empty window reads the block's last state; a new pool its first", () => {
     const states = [v3(WPOL_WETH, FAIR, 10), v3(WPOL_WETH, FAIR, 20), v3(WPOL_WETH, FAIR * 2n, 30)];
     const price = (s: PoolState) => ratio((s.sqrtPriceX96 as bigint) ** 2n, Q192);
+    const v3Price: PriceOf = { exact: price, grid: (s) => (s.sqrtPriceX96 as bigint) ** 2n };
     const all = () => true;
     assert.deepEqual(
-      timeWeighted(states, 2, price, all, { from: timeOf(25) - WINDOW, to: timeOf(25) }),
+      timeWeighted(states, 2, v3Price, all, { from: timeOf(25) - WINDOW, to: timeOf(25) }),
       price(states[0] as PoolState),
     );
     assert.deepEqual(
-      timeWeighted(states, 3, price, all, { from: timeOf(30), to: timeOf(30) }),
+      timeWeighted(states, 3, v3Price, all, { from: timeOf(30), to: timeOf(30) }),
       price(states[2] as PoolState),
     );
     assert.deepEqual(
-      timeWeighted(states.slice(2), 1, price, all, { from: 0, to: timeOf(30) }),
+      timeWeighted(states.slice(2), 1, v3Price, all, { from: 0, to: timeOf(30) }),
       price(states[2] as PoolState),
     );
     assert.equal(
-      timeWeighted(states.slice(2), 1, price, all, { from: 0, to: timeOf(30) }, false),
+      timeWeighted(states.slice(2), 1, v3Price, all, { from: 0, to: timeOf(30) }, false),
       undefined,
       "not for the reference window",
     );
@@ -131,8 +132,9 @@ describe("time-weighted pool prices", () => {
     const old: PoolState = { pool: WPOL_WETH.address, blockNumber: 5, logIndex: 0, sqrtPriceX96: FAIR };
     const states = [old, v3(WPOL_WETH, FAIR * 2n, 1_000)];
     const price = (s: PoolState) => ratio((s.sqrtPriceX96 as bigint) ** 2n, Q192);
+    const v3Price: PriceOf = { exact: price, grid: (s) => (s.sqrtPriceX96 as bigint) ** 2n };
     const to = timeOf(1_000) + WINDOW / 2;
-    const got = timeWeighted(states, 2, price, () => true, { from: to - WINDOW, to }) as Rate;
+    const got = timeWeighted(states, 2, v3Price, () => true, { from: to - WINDOW, to }) as Rate;
     // Half the window at the old price, half at four times it.
     assert.deepEqual(got, ratio(price(old).num * 5n, price(old).den * 2n));
   });
@@ -167,7 +169,8 @@ describe("time-weighted pool prices", () => {
           const to = time + after;
           const from = to - window;
           const price = (s: PoolState) => ratio((s.sqrtPriceX96 as bigint) ** 2n, Q192);
-          const got = timeWeighted(states, states.length, price, () => true, { from, to });
+          const v3Price: PriceOf = { exact: price, grid: (s) => (s.sqrtPriceX96 as bigint) ** 2n };
+          const got = timeWeighted(states, states.length, v3Price, () => true, { from, to });
           // Exact weights: each state from its time (or the window's start) to the next's.
           let num = 0n;
           let held = 0;
@@ -192,6 +195,62 @@ describe("time-weighted pool prices", () => {
           );
         },
       ),
+    );
+  });
+});
+
+describe("prefix sums", () => {
+  test("property: a series answers every window as the one-pass mean does, floors, older rows and ties included", () => {
+    // V2-like prices (reserve1 / reserve0), off the grid, so rounding shows if it differs.
+    const price: PriceOf = {
+      exact: (s) => ratio(s.reserve1 as bigint, s.reserve0 as bigint),
+      grid: (s) => ((s.reserve1 as bigint) * GRID) / (s.reserve0 as bigint),
+    };
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.record({
+            gap: fc.integer({ min: 1, max: 300 }),
+            r0: fc.bigInt({ min: 1n, max: 5n }),
+            r1: fc.bigInt({ min: 1n, max: 10n ** 30n }),
+            deep: fc.boolean(),
+          }),
+          { minLength: 1, maxLength: 25 },
+        ),
+        fc.integer({ min: 0, max: 3 }),
+        fc.integer({ min: 0, max: 2_000 }),
+        fc.integer({ min: -200, max: 4_000 }),
+        fc.boolean(),
+        (steps, untimed, window, shift, spot) => {
+          let time = 1_000;
+          const states: PoolState[] = steps.map(({ gap, r0, r1, deep }, i) => {
+            time += gap;
+            return {
+              pool: WPOL_WETH.address,
+              blockNumber: i + 1,
+              logIndex: 0,
+              // The first few as rows stored before times were kept.
+              ...(i < untimed ? {} : { blockTime: time }),
+              reserve0: r0,
+              // A repeated price now and then, to try the exact answer.
+              reserve1: i % 3 === 2 ? (steps[i - 1]?.r1 ?? r1) : r1,
+              liquidity: deep ? 1n : 0n,
+            };
+          });
+          const counts = (s: PoolState) => s.liquidity === 1n;
+          const series = new PriceSeries(states, price, counts);
+          for (let end = 1; end <= states.length; end++) {
+            const to = time - shift;
+            const w = { from: to - window, to };
+            assert.deepEqual(
+              series.mean(end, w, spot),
+              timeWeighted(states, end, price, counts, w, spot),
+              `end ${end}`,
+            );
+          }
+        },
+      ),
+      { numRuns: 300 },
     );
   });
 });
