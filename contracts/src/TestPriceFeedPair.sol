@@ -20,7 +20,7 @@ contract TestPriceFeedPair {
         emit Sync(reserve0, reserve1);
     }
 
-    function swap(uint160 sqrtPriceX96) external {
-        emit Swap(msg.sender, msg.sender, 0, 0, sqrtPriceX96, 1, 0);
+    function swap(uint160 sqrtPriceX96, uint128 liquidity) external {
+        emit Swap(msg.sender, msg.sender, 0, 0, sqrtPriceX96, liquidity, 0);
     }
 }

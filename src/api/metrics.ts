@@ -1,7 +1,7 @@
 /**
  * The API's and the indexers' Prometheus metrics, in one registry per process: request counts and
- * latencies per chain, protocol, operation and status; indexed height and lag per chain; tokens
- * whose metadata the worker looked for, by outcome.
+ * latencies per chain, protocol, operation and status; indexed height and lag per chain; preset
+ * rate sources left out per chain; tokens whose metadata the worker looked for, by outcome.
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 
@@ -14,6 +14,8 @@ export interface ApiMetrics {
   ): void;
   /** The indexer's position on a chain: the last indexed block and how far behind the node's head it is. */
   setIndexed(chain: string, indexedBlock: number, head: number): void;
+  /** Preset exchange-rate sources the chain's node does not have, left out at start, by kind. */
+  setRateSourcesLeftOut(chain: string, counts: Record<string, number>): void;
   /** One token's metadata looked for: `ok`, `none`, `failed`, `retry` (a temporary failure) or `dropped` (not stored: the token left the queue meanwhile). */
   countMetadata(chain: string, status: string): void;
 }
@@ -52,8 +54,17 @@ export function createApiMetrics(): ApiMetrics {
     labelNames: ["chain", "status"] as const,
     registers: [registry],
   });
+  const leftOut = new Gauge({
+    name: "mintlens_rate_sources_left_out",
+    help: "Preset exchange-rate sources (pool, usd_token, pegged_token) the chain's node does not have, left out at start",
+    labelNames: ["chain", "kind"] as const,
+    registers: [registry],
+  });
   return {
     registry,
+    setRateSourcesLeftOut(chain, counts) {
+      for (const [kind, count] of Object.entries(counts)) leftOut.set({ chain, kind }, count);
+    },
     countMetadata(chain, status) {
       metadata.inc({ chain, status });
     },

@@ -30,17 +30,32 @@ export function addCommonOptions(command: Command): Command {
     )
     .option(
       "--native-pegged <[chain=]addresses>",
-      "ERC-20 tokens worth one native coin each, comma-separated (default: the wrapped coin of known chains)",
+      "ERC-20 tokens worth one native coin each, comma-separated (default: the wrapped coin of known chain ids)",
       collect,
     )
     .option(
       "--rate-pools <[chain=]pools>",
-      "Uniswap pools exchange rates come from, as v2:0x… or v3:0x…, comma-separated (default: the presets of known chains)",
+      "Uniswap pools exchange rates come from, as v2:0x… or v3:0x…, comma-separated (default: the presets of known chain ids)",
       collect,
     )
     .option(
       "--usd-tokens <[chain=]addresses>",
-      "ERC-20 tokens worth one US dollar each, comma-separated (default: the presets of known chains)",
+      "ERC-20 tokens worth one US dollar each, comma-separated (default: the presets of known chain ids)",
+      collect,
+    )
+    .option(
+      "--rate-window <[chain=]duration>",
+      "time each pool's price is averaged over, such as 30m, 90s or 0 for the block's last state (default 30m)",
+      collect,
+    )
+    .option(
+      "--rate-min-depth <[chain=]coins>",
+      "least depth a pool must hold, in native coins, to count in a rate (default: 10 ETH, 100000 POL, else 10)",
+      collect,
+    )
+    .option(
+      "--rate-jump <[chain=]factor>",
+      "a rate beyond this factor of the window before it flags its sales rate_outlier (default 2)",
       collect,
     )
     .option(

@@ -11,6 +11,8 @@ export interface RunIndexersOptions {
   sql: Sql;
   logger: Logger;
   onProgress: (progress: Progress) => void;
+  /** Preset rate sources each chain's node does not have, counted by kind at start. */
+  onRateSourcesLeftOut?: (chain: string, counts: Record<string, number>) => void;
   signal: AbortSignal;
   untilBlock?: number;
   /** First wait after a failed round of a chain (default 1 s). */
@@ -47,6 +49,7 @@ export async function runIndexers(options: RunIndexersOptions): Promise<void> {
             logger,
             inspect: (address, emitted) => inspectContract(client, address, emitted),
             onProgress,
+            ...(options.onRateSourcesLeftOut ? { onRateSourcesLeftOut: options.onRateSourcesLeftOut } : {}),
             ...(options.untilBlock !== undefined ? { untilBlock: options.untilBlock } : {}),
             ...(options.retryBaseMs !== undefined ? { retryBaseMs: options.retryBaseMs } : {}),
           },

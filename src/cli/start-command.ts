@@ -84,6 +84,7 @@ export function registerStartCommand(program: Command, lifecycle: Lifecycle, env
           metrics.setIndexed(progress.chain, progress.nextBlock - 1, progress.head);
           display.update(progress);
         },
+        onRateSourcesLeftOut: metrics.setRateSourcesLeftOut,
         signal: lifecycle.signal,
       });
       if (lifecycle.signal.aborted) logger.info("stopped on request");

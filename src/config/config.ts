@@ -27,12 +27,18 @@ export interface ChainConfig {
    * their transfer logs before it (`logs`, see `indexer/ownership-history.ts`).
    */
   ownershipHistory?: OwnershipHistoryMode;
-  /** ERC-20 tokens worth exactly one native coin (the wrapped coin, pegged pools); lower-case. */
+  /** ERC-20 tokens worth exactly one native coin (the wrapped coin, pegged pools), lower-case; unset: the presets of a known chain id. */
   nativePegged?: readonly `0x${string}`[];
   /** Uniswap V2 pairs and V3 pools exchange rates come from; unset: the presets of a known chain id. */
   ratePools?: readonly RatePoolReference[];
   /** Tokens worth one US dollar each, lower-case; unset: the presets of a known chain id. */
   usdTokens?: readonly `0x${string}`[];
+  /** Seconds each pool's price is averaged over; unset: 30 minutes. */
+  rateWindowSeconds?: number;
+  /** Least depth of a pool state that counts, in wei; unset: the preset of the chain id, else 10 coins. */
+  rateMinDepth?: bigint;
+  /** A rate beyond this factor of the window before it is an outlier, as `num / den`; unset: 2. */
+  rateJump?: { num: bigint; den: bigint };
 }
 
 export interface IndexerTuning {
@@ -77,6 +83,9 @@ export interface ConfigInput {
   nativePegged?: string[];
   ratePools?: string[];
   usdTokens?: string[];
+  rateWindow?: string[];
+  rateMinDepth?: string[];
+  rateJump?: string[];
   databaseUrl?: string;
   dataDir?: string;
   logLevel?: string;
@@ -131,6 +140,41 @@ const poolList = list
       return { kind: kind as "v2" | "v3", address: address as `0x${string}` };
     }),
   );
+
+/** A duration: seconds, or a number with s, m or h. */
+const duration = z
+  .string()
+  .regex(/^\d+[smh]?$/, "must be a duration such as 1800, 90s, 30m or 1h")
+  .transform((v) => {
+    const unit = v.at(-1);
+    const scale = unit === "h" ? 3600 : unit === "m" ? 60 : 1;
+    return Number.parseInt(v, 10) * scale;
+  })
+  .refine(Number.isSafeInteger, "is too large");
+
+/** A decimal number as an exact fraction (`1.5` is 3/2). */
+const DECIMAL_RE = /^\d+(\.\d+)?$/;
+function decimalFraction(v: string): { num: bigint; den: bigint } {
+  const [whole = "0", fraction = ""] = v.split(".");
+  const den = 10n ** BigInt(fraction.length);
+  return { num: BigInt(whole) * den + BigInt(fraction || "0"), den };
+}
+
+/** Whole native coins, decimals allowed down to the wei, as wei. */
+const coins = z
+  .string()
+  .regex(DECIMAL_RE, "must be a number of native coins, such as 10 or 0.5")
+  .refine((v) => (v.split(".")[1]?.length ?? 0) <= 18, "has more than 18 decimals")
+  .transform((v) => {
+    const { num, den } = decimalFraction(v);
+    return (num * 10n ** 18n) / den;
+  });
+
+const jumpFactor = z
+  .string()
+  .regex(DECIMAL_RE, "must be a factor such as 2 or 1.5")
+  .transform(decimalFraction)
+  .refine((f) => f.num > f.den, "must be more than 1");
 
 const rpcUrl = z
   .string()
@@ -207,16 +251,21 @@ export function parseConfig(input: ConfigInput, env: Variables): Config {
     );
     const peggedRaw = pick(input.nativePegged, "NATIVE_PEGGED");
     const nativePegged =
-      peggedRaw === undefined
-        ? (preset?.nativePegged ?? [])
-        : field(`${name} native-pegged tokens`, addressList, peggedRaw);
+      peggedRaw === undefined ? undefined : field(`${name} native-pegged tokens`, addressList, peggedRaw);
     const poolsRaw = pick(input.ratePools, "RATE_POOLS");
     const ratePools = poolsRaw === undefined ? undefined : field(`${name} rate pools`, poolList, poolsRaw);
     const usdRaw = pick(input.usdTokens, "USD_TOKENS");
     const usdTokens = usdRaw === undefined ? undefined : field(`${name} usd tokens`, addressList, usdRaw);
+    const windowRaw = pick(input.rateWindow, "RATE_WINDOW");
+    const rateWindowSeconds =
+      windowRaw === undefined ? undefined : field(`${name} rate window`, duration, windowRaw);
+    const depthRaw = pick(input.rateMinDepth, "RATE_MIN_DEPTH");
+    const rateMinDepth =
+      depthRaw === undefined ? undefined : field(`${name} rate min depth`, coins, depthRaw);
+    const jumpRaw = pick(input.rateJump, "RATE_JUMP");
+    const rateJump = jumpRaw === undefined ? undefined : field(`${name} rate jump`, jumpFactor, jumpRaw);
     if (
       url !== undefined &&
-      nativePegged !== undefined &&
       chainId !== undefined &&
       nativeSymbol !== undefined &&
       startBlock !== undefined &&
@@ -233,9 +282,12 @@ export function parseConfig(input: ConfigInput, env: Variables): Config {
         confirmations,
         contractDiscovery: discovery,
         ownershipHistory,
-        nativePegged,
+        ...(nativePegged !== undefined ? { nativePegged } : {}),
         ...(ratePools !== undefined ? { ratePools } : {}),
         ...(usdTokens !== undefined ? { usdTokens } : {}),
+        ...(rateWindowSeconds !== undefined ? { rateWindowSeconds } : {}),
+        ...(rateMinDepth !== undefined ? { rateMinDepth } : {}),
+        ...(rateJump !== undefined ? { rateJump } : {}),
       });
     }
   }

@@ -107,15 +107,20 @@ export interface BlockTraces {
 
 /**
  * A liquidity pool's state after one of its logs: one pool_states row. V2 states carry both
- * reserves, V3 states the price alone (a V3 pool's reserves say nothing of its price).
+ * reserves, V3 states the price and the in-range liquidity (a V3 pool's token balances say
+ * nothing of its price).
  */
 export interface PoolState {
   pool: Address;
   blockNumber: number;
   logIndex: number;
+  /** Unix seconds of the state's block; absent in rows stored before block times were kept. */
+  blockTime?: number;
   reserve0?: bigint;
   reserve1?: bigint;
   sqrtPriceX96?: bigint;
+  /** V3: the in-range liquidity after the log (0 at `Initialize`); absent in older rows. */
+  liquidity?: bigint;
 }
 
 /** An exact exchange rate: `num / den` of the target unit per base unit of the source. */
@@ -130,6 +135,11 @@ export interface PriceContext {
   toNative(token: Address): Rate | undefined;
   /** USD per wei at that block; undefined when the chain has no USD rate yet. */
   usdPerWei: Rate | undefined;
+  /**
+   * Whether a token's rate at that block moved past the configured bound from the rate of the
+   * window before it; absent where rates have no history to be judged against.
+   */
+  isOutlier?(token: Address): boolean;
 }
 
 /** Tokens `fromTokenId`..`toTokenId` (inclusive) of `contract` whose metadata is to be fetched again (EIP-4906). */

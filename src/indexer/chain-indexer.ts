@@ -6,7 +6,8 @@ import { errorMessage, TransientError, UserFacingError } from "../core/errors.ts
 import type { Hex } from "../core/hex.ts";
 import type { Logger } from "../core/logger.ts";
 import { redactUrl } from "../core/url.ts";
-import type { RateBookConfig } from "../rates/convert.ts";
+import { DEFAULT_RATE_JUMP, DEFAULT_RATE_WINDOW_SECONDS, type RateBookConfig } from "../rates/convert.ts";
+import { defaultMinDepth } from "../rates/pools.ts";
 import type { Sql } from "../store/pg/database.ts";
 import { classifyDatabaseError } from "../store/pg/errors.ts";
 import { openWriteSession, type WriteSession } from "../store/pg/session.ts";
@@ -23,7 +24,7 @@ import { BatchSizer } from "./batch-sizer.ts";
 import { type BatchPipeline, type Carries, createBatchPipeline, type PreparedBatch } from "./commit.ts";
 import { type CreationSource, type FetchContext, fetchBatch } from "./fetch-batch.ts";
 import { createOwnershipHistory, type OwnershipHistory } from "./ownership-history.ts";
-import { type Pricing, resolvePricing } from "./pricing.ts";
+import { type LeftOut, type Pricing, resolvePricing } from "./pricing.ts";
 import { RECENT_BLOCKS_KEPT } from "./projections/checkpoint.ts";
 import { createProjections } from "./projections.ts";
 import { ContractRegistry, type InspectFn, RegistryResetError } from "./registry.ts";
@@ -70,6 +71,8 @@ export interface ChainIndexerOptions {
   pricing?: Pricing;
   /** Blocks of the ownership history read per transaction (default 16 log ranges). */
   historyChunkBlocks?: number;
+  /** Preset rate sources the node does not have, by kind (pool, usd_token, pegged_token), once at start. */
+  onRateSourcesLeftOut?: (chain: string, counts: Record<LeftOut["kind"], number>) => void;
 }
 
 const MAX_OUTAGE_BACKOFF_MS = 60_000;
@@ -153,6 +156,16 @@ export async function runChainIndexer(options: ChainIndexerOptions, signal: Abor
     // Traces are probed where indexing resumes: a full node traces recent blocks only.
     const probeBlock = Math.min(next, await client.blockNumber());
     const pricing = options.pricing ?? (await resolvePricing(client, chain));
+    const leftOut = "leftOut" in pricing ? (pricing.leftOut as LeftOut[]) : [];
+    for (const source of leftOut) {
+      logger.warn(
+        { chain: chain.name, kind: source.kind, address: source.address },
+        `preset rate source ${source.address} (${source.kind}) left out: ${source.reason}`,
+      );
+    }
+    const counts = { pool: 0, usd_token: 0, pegged_token: 0 };
+    for (const source of leftOut) counts[source.kind]++;
+    options.onRateSourcesLeftOut?.(chain.name, counts);
     const indexer = new ChainIndexer(
       options,
       session,
@@ -217,9 +230,12 @@ class ChainIndexer {
       options.inspect,
     );
     this.rateConfig = {
-      nativePegged: chain.nativePegged ?? [],
+      nativePegged: pricing.nativePegged ?? chain.nativePegged ?? [],
       pools: pricing.pools,
       usdTokens: pricing.usdTokens,
+      windowSeconds: chain.rateWindowSeconds ?? DEFAULT_RATE_WINDOW_SECONDS,
+      minDepth: chain.rateMinDepth ?? defaultMinDepth(chain.chainId),
+      jump: chain.rateJump ?? DEFAULT_RATE_JUMP,
     };
     this.fetchContext = { client, registry: this.registry, creations, pools: this.rateConfig.pools };
     this.pipeline = createBatchPipeline({

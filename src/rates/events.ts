@@ -78,7 +78,8 @@ export function decodePoolLog(log: ChainLog): PoolState | undefined {
     const [sqrtPriceX96, tick] = w ?? [];
     if (sqrtPriceX96 === undefined || tick === undefined) return undefined;
     if (!isSqrtPrice(sqrtPriceX96) || !isTick(tick)) return undefined;
-    return { ...at, sqrtPriceX96 };
+    // A pool is initialised before any position is minted in it: nothing is in range yet.
+    return { ...at, sqrtPriceX96, liquidity: 0n };
   }
   if (topic === SWAP_TOPIC) {
     // sender and recipient are indexed; amount0, amount1, sqrtPriceX96, liquidity, tick are data.
@@ -86,7 +87,7 @@ export function decodePoolLog(log: ChainLog): PoolState | undefined {
     const [, , sqrtPriceX96, liquidity, tick] = w ?? [];
     if (sqrtPriceX96 === undefined || liquidity === undefined || tick === undefined) return undefined;
     if (!isSqrtPrice(sqrtPriceX96) || liquidity >= UINT128_LIMIT || !isTick(tick)) return undefined;
-    return { ...at, sqrtPriceX96 };
+    return { ...at, sqrtPriceX96, liquidity };
   }
   return undefined;
 }

@@ -86,21 +86,32 @@ export const DEFAULT_POOLS: Readonly<Record<number, readonly PoolDescription[]>>
     pool("v2", "0xb4e16d0168e52d35cacd2c6185b44281ec28c9dc", ETHEREUM.USDC, ETHEREUM.WETH),
     pool("v2", "0x0d4a11d5eeaac28ec3f61d100daf4d40471f1852", ETHEREUM.WETH, ETHEREUM.USDT),
     pool("v2", "0xa478c2975ab1ea89e8196811f51a7b7ade33eb11", ETHEREUM.DAI, ETHEREUM.WETH),
-    // APE/WETH, Uniswap V3 0.3%: ApeCoin pays for Otherside and Bored Ape trades.
+    // APE/WETH, Uniswap V3 0.3% and V2: ApeCoin pays for Otherside and Bored Ape trades. APE/USDC,
+    // Uniswap V3 0.3%: a third route, through the dollar.
     pool("v3", "0xac4b3dacb91461209ae9d41ec517c2b9cb1b7daf", ETHEREUM.APE, ETHEREUM.WETH),
-    // WBTC/WETH, Uniswap V3 0.05% and 0.3%.
+    pool("v2", "0xb011eeaab8bf0c6de75510128da95498e4b7e67f", ETHEREUM.APE, ETHEREUM.WETH),
+    pool("v3", "0xb07fe2f407f971125d4eb1977f8acee8846c7324", ETHEREUM.APE, ETHEREUM.USDC),
+    // WBTC/WETH, Uniswap V3 0.05% and 0.3%; WBTC/USDC, Uniswap V3 0.3%.
     pool("v3", "0x4585fe77225b41b697c938b018e2ac67ac5a20c0", ETHEREUM.WBTC, ETHEREUM.WETH),
     pool("v3", "0xcbcdf9626bc03e24f779434178a73a0b4bad62ed", ETHEREUM.WBTC, ETHEREUM.WETH),
+    pool("v3", "0x99ac8ca7087fa4a2a1fb6357269965a2014abc35", ETHEREUM.WBTC, ETHEREUM.USDC),
   ],
   137: [
     // WPOL/USDC.e, WPOL/USDC and WPOL/USDT, Uniswap V3 0.05%.
     pool("v3", "0xa374094527e1673a86de625aa59517c5de346d32", POLYGON.WPOL, POLYGON.USDCe),
     pool("v3", "0xb6e57ed85c4c9dbfef2a68711e9d6f36c56e0fcb", POLYGON.WPOL, POLYGON.USDC),
     pool("v3", "0x9b08288c3be4f62bbf8d1c20ac9c5e6f9467d8b7", POLYGON.WPOL, POLYGON.USDT),
-    // WPOL/WETH, Uniswap V3 0.05%: WETH is an ERC-20 on Polygon, and the usual NFT payment.
+    // WPOL/WETH, Uniswap V3 0.05% and 0.3%: WETH is an ERC-20 on Polygon, and the usual NFT payment.
     pool("v3", "0x86f1d8390222a3691c28938ec7404a1661e618e0", POLYGON.WPOL, POLYGON.WETH),
-    // USDC.e/WETH, Uniswap V3 0.05%: a second way to WETH, through the dollar.
+    pool("v3", "0x167384319b41f7094e62f7506409eb38079abff8", POLYGON.WPOL, POLYGON.WETH),
+    // USDC.e/WETH, USDC/WETH and WETH/USDT, Uniswap V3 0.05%: more ways to WETH, through the dollar.
     pool("v3", "0x45dda9cb7c25131df268515131f647d726f50608", POLYGON.USDCe, POLYGON.WETH),
+    pool("v3", "0xa4d8c89f0c20efbe54cba9e7e7a7e509056228d9", POLYGON.USDC, POLYGON.WETH),
+    pool("v3", "0xbb98b3d2b18aef63a3178023a920971cf5f29be4", POLYGON.WETH, POLYGON.USDT),
+    // USDC.e/USDC, USDC.e/USDT and USDC/USDT, Uniswap V3 0.01%: each dollar's other routes.
+    pool("v3", "0xd36ec33c8bed5a9f7b6630855f1533455b98a418", POLYGON.USDCe, POLYGON.USDC),
+    pool("v3", "0xdac8a8e6dbf8c690ec6815e0ff03491b2770255d", POLYGON.USDCe, POLYGON.USDT),
+    pool("v3", "0x31083a78e11b18e450fd139f9abea98cd53181b7", POLYGON.USDC, POLYGON.USDT),
   ],
   10: [
     // WETH/USDC.e, Uniswap V3 0.05%; USDC/WETH (native USDC), Uniswap V3 0.05%.
@@ -108,10 +119,43 @@ export const DEFAULT_POOLS: Readonly<Record<number, readonly PoolDescription[]>>
     pool("v3", "0x1fb3cf6e48f1e7b10213e7b6d87d4c073c7fdb7b", OPTIMISM.USDC, OPTIMISM.WETH),
     // WETH/USDT, Uniswap V3 0.05%.
     pool("v3", "0xc858a329bf053be78d6239c4a4343b8fbd21472b", OPTIMISM.WETH, OPTIMISM.USDT),
-    // WETH/OP, Uniswap V3 0.3%.
+    // WETH/USDC.e and WETH/USDT, Uniswap V3 0.3%.
+    pool("v3", "0xb589969d38ce76d3d7aa319de7133bc9755fd840", OPTIMISM.WETH, OPTIMISM.USDCe),
+    pool("v3", "0xdd0c6bae8ad5998c358b823df15a2a4181da1b80", OPTIMISM.WETH, OPTIMISM.USDT),
+    // USDC/USDC.e, USDC.e/USDT and USDC/USDT, Uniswap V3 0.01%: each dollar's other routes.
+    pool("v3", "0x2ab22ac86b25bd448a4d9dc041bd2384655299c4", OPTIMISM.USDC, OPTIMISM.USDCe),
+    pool("v3", "0xf1f199342687a7d78bcc16fce79fa2665ef870e1", OPTIMISM.USDCe, OPTIMISM.USDT),
+    pool("v3", "0xa73c628eaf6e283e26a7b1f8001cf186aa4c0e8e", OPTIMISM.USDC, OPTIMISM.USDT),
+    // WETH/OP, Uniswap V3 0.3% and 0.05%; OP/USDC.e, Uniswap V3 0.3%.
     pool("v3", "0x68f5c0a2de713a54991e01858fd27a3832401849", OPTIMISM.WETH, OPTIMISM.OP),
+    pool("v3", "0xfc1f3296458f9b2a27a0b91dd7681c4020e09d05", OPTIMISM.WETH, OPTIMISM.OP),
+    pool("v3", "0x1c3140ab59d6caf9fa7459c6f83d4b52ba881d36", OPTIMISM.OP, OPTIMISM.USDCe),
   ],
 };
+
+/**
+ * Tokens worth exactly one native coin, by chain id: the wrapped coin first, and pools pegged to
+ * it. Chosen by id like the pools and dollar tokens, so a chain is priced the same whatever name
+ * it is given.
+ */
+export const NATIVE_PEGGED: Readonly<Record<number, readonly Address[]>> = {
+  // WETH, and Blur's pool (ETH deposited 1:1, paid out by its marketplace).
+  1: [ETHEREUM.WETH.address, "0x0000000000a39bb272e79075ade125fd351887ac"],
+  // WPOL (formerly WMATIC).
+  137: [POLYGON.WPOL.address],
+  // WETH, the predeploy.
+  10: [OPTIMISM.WETH.address],
+};
+
+/**
+ * The least depth (see `depth.ts`) a pool state must have to count, in whole native coins, by
+ * chain id: about 25,000 US dollars on each of the preset chains, far above what a trader moves
+ * in passing and far below the preset pools' depth.
+ */
+export const MIN_DEPTH_COINS: Readonly<Record<number, number>> = { 1: 10, 137: 100_000, 10: 10 };
+
+/** The floor of a chain without a preset: ten coins. */
+export const DEFAULT_MIN_DEPTH_COINS = 10;
 
 /** The dollar stablecoins of each chain, by chain id: what a USD rate is read against. */
 export const USD_TOKENS: Readonly<Record<number, readonly UsdToken[]>> = {
@@ -139,4 +183,13 @@ export function defaultPools(chainId: number): readonly PoolDescription[] {
 
 export function defaultUsdTokens(chainId: number): readonly UsdToken[] {
   return USD_TOKENS[chainId] ?? [];
+}
+
+export function defaultNativePegged(chainId: number): readonly Address[] {
+  return NATIVE_PEGGED[chainId] ?? [];
+}
+
+/** A chain's default floor in wei (the native coin has 18 decimals on every chain Mintlens knows). */
+export function defaultMinDepth(chainId: number): bigint {
+  return BigInt(MIN_DEPTH_COINS[chainId] ?? DEFAULT_MIN_DEPTH_COINS) * 10n ** 18n;
 }

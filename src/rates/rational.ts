@@ -23,6 +23,16 @@ export function ratio(num: bigint, den: bigint): Rate {
   return Object.freeze({ num: (sign * num) / divisor, den: (sign * den) / divisor });
 }
 
+/**
+ * `rate / divisor` in lowest terms, for a small divisor (a power of ten): only the divisor's
+ * common factor with the numerator is looked for, not one of the large numbers.
+ */
+export function divide(rate: Rate, divisor: bigint): Rate {
+  if (divisor <= 0n) throw new RangeError("a divisor must be positive");
+  const common = gcd(rate.num % divisor, divisor) || divisor;
+  return Object.freeze({ num: rate.num / common, den: rate.den * (divisor / common) });
+}
+
 export function multiply(a: Rate, b: Rate): Rate {
   return ratio(a.num * b.num, a.den * b.den);
 }

@@ -31,6 +31,8 @@ const USD_UNIT = 10n ** USD_DECIMALS;
  * Converts a trade's payment to wei and USD. Conversions round down to the wei (and to 10^-18 USD):
  * a price is never overstated. A token without a rate is kept with its amount, counted as nothing
  * in the totals, and the trade is flagged `unpriced`, so a missing rate never passes for zero.
+ * A payment converted at a rate that jumped past its bound is flagged `rate_outlier`: the price is
+ * kept, and the rollups leave such a sale out of what a bought rate could distort.
  */
 export function priceTrade(trade: Trade, prices: PriceContext): TradePrice {
   const flags: string[] = [];
@@ -43,6 +45,7 @@ export function priceTrade(trade: Trade, prices: PriceContext): TradePrice {
     }
     const nativeValue = (p.amount * rate.num) / rate.den;
     fungiblePaid += nativeValue;
+    if (prices.isOutlier?.(p.token) && !flags.includes("rate_outlier")) flags.push("rate_outlier");
     return { token: p.token, amount: p.amount, nativeValue };
   });
   if (trade.priceFromTransactionValue) flags.push("tx_value");

@@ -44,6 +44,9 @@ export interface IndexOptions {
   /** Pools and dollar tokens as configured, described by the node when indexing starts. */
   ratePools?: ChainConfig["ratePools"];
   usdTokens?: ChainConfig["usdTokens"];
+  /** The chain's name (default `test`) and its rate settings. */
+  chain?: Partial<Pick<ChainConfig, "name" | "rateWindowSeconds" | "rateMinDepth" | "rateJump">>;
+  onRateSourcesLeftOut?: ChainIndexerOptions["onRateSourcesLeftOut"];
 }
 
 export function testChain(rpcUrl: string, chainId: number, options: Partial<ChainConfig> = {}): ChainConfig {
@@ -84,6 +87,7 @@ export async function indexUntil(options: IndexOptions): Promise<void> {
           ...(options.nativePegged ? { nativePegged: options.nativePegged } : {}),
           ...(options.ratePools ? { ratePools: options.ratePools } : {}),
           ...(options.usdTokens ? { usdTokens: options.usdTokens } : {}),
+          ...options.chain,
         }),
         tuning,
         logger: options.logger ?? silentLogger(),
@@ -95,6 +99,7 @@ export async function indexUntil(options: IndexOptions): Promise<void> {
         ...(options.targetEventsPerBatch ? { targetEventsPerBatch: options.targetEventsPerBatch } : {}),
         ...(options.pricing ? { pricing: options.pricing } : {}),
         ...(options.historyChunkBlocks ? { historyChunkBlocks: options.historyChunkBlocks } : {}),
+        ...(options.onRateSourcesLeftOut ? { onRateSourcesLeftOut: options.onRateSourcesLeftOut } : {}),
       },
       options.signal ?? AbortSignal.timeout(300_000),
     );

@@ -24,8 +24,7 @@ test("a known chain needs only its RPC URL; presets fill the rest", () => {
       confirmations: 64,
       contractDiscovery: "auto",
       ownershipHistory: "off",
-      // WPOL: a payment in it counts 1:1.
-      nativePegged: ["0x0d500b1d8e8ef31e21c99d1db9a6444d3adf1270"],
+      // No native-pegged tokens, pools or dollar tokens: they are chosen by chain id at start.
     },
   ]);
   assert.equal(config.databaseUrl, undefined);

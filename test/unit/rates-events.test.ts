@@ -104,17 +104,24 @@ describe("decodePoolLog", () => {
     assert.deepEqual(decodePoolLog(sync(0n, max)), { pool: V2_POOL, ...at, reserve0: 0n, reserve1: max });
   });
 
-  test("Initialize and Swap give a V3 pool's price, whatever the signs of the amounts and tick", () => {
+  test("Initialize and Swap give a V3 pool's price and in-range liquidity, whatever the signs of the amounts and tick", () => {
     const init = event(INITIALIZE, { sqrtPriceX96: SQRT_PRICE, tick: 193_361 }, V3_POOL);
-    assert.deepEqual(decodePoolLog(init), { pool: V3_POOL, ...at, sqrtPriceX96: SQRT_PRICE });
+    // Nothing is in range when a pool is initialised: its first positions are minted after.
+    assert.deepEqual(decodePoolLog(init), { pool: V3_POOL, ...at, sqrtPriceX96: SQRT_PRICE, liquidity: 0n });
     assert.deepEqual(decodePoolLog(swap(SQRT_PRICE, 193_361)), {
       pool: V3_POOL,
       ...at,
       sqrtPriceX96: SQRT_PRICE,
+      liquidity: 10n ** 18n,
     });
     // A price below 1 has a negative tick, sign-extended over the whole word.
     const low = 4_295_128_739n * 1000n;
-    assert.deepEqual(decodePoolLog(swap(low, -818_000)), { pool: V3_POOL, ...at, sqrtPriceX96: low });
+    assert.deepEqual(decodePoolLog(swap(low, -818_000, 7n)), {
+      pool: V3_POOL,
+      ...at,
+      sqrtPriceX96: low,
+      liquidity: 7n,
+    });
   });
 
   test("other events give nothing", () => {
@@ -190,8 +197,20 @@ describe("decodePoolLogs", () => {
     const { states, malformed } = decodePoolLogs(logs, pools);
     assert.deepEqual(states, [
       { pool: V2_POOL, blockNumber: 19_000_000, logIndex: 1, reserve0: 5n, reserve1: 6n },
-      { pool: V3_POOL, blockNumber: 19_000_000, logIndex: 2, sqrtPriceX96: SQRT_PRICE },
-      { pool: V3_POOL, blockNumber: 19_000_000, logIndex: 6, sqrtPriceX96: SQRT_PRICE + 1n },
+      {
+        pool: V3_POOL,
+        blockNumber: 19_000_000,
+        logIndex: 2,
+        sqrtPriceX96: SQRT_PRICE,
+        liquidity: 10n ** 18n,
+      },
+      {
+        pool: V3_POOL,
+        blockNumber: 19_000_000,
+        logIndex: 6,
+        sqrtPriceX96: SQRT_PRICE + 1n,
+        liquidity: 10n ** 18n,
+      },
     ]);
     assert.deepEqual(malformed, [bad]);
   });

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { encodeAbiParameters, encodePacked, getContractAddress, type Hex, keccak256 } from "viem";
 import { CHAIN_PRESETS } from "../../src/config/chains.ts";
-import { DEFAULT_POOLS, defaultPools, USD_TOKENS } from "../../src/rates/pools.ts";
+import { DEFAULT_POOLS, defaultNativePegged, defaultPools, USD_TOKENS } from "../../src/rates/pools.ts";
 
 // Uniswap deploys every pool with CREATE2 from its factory, salted with the sorted tokens (and
 // the fee for V3): an address derived here proves both the address and the token order.
@@ -66,7 +66,7 @@ describe("default pools", () => {
 
   test("every preset chain prices its wrapped coin in dollars", () => {
     for (const preset of Object.values(CHAIN_PRESETS)) {
-      const wrapped = preset.nativePegged[0] as string;
+      const wrapped = defaultNativePegged(preset.chainId)[0] as string;
       const pools = defaultPools(preset.chainId);
       const dollars = (USD_TOKENS[preset.chainId] ?? []).map((t) => t.address as string);
       const usdPools = pools.filter(
@@ -75,6 +75,25 @@ describe("default pools", () => {
           (p.token1 === wrapped && dollars.includes(p.token0)),
       );
       assert.ok(usdPools.length >= 3, `${preset.name}: ${usdPools.length} pools of the wrapped coin in USD`);
+    }
+  });
+
+  test("no preset token hangs on one pool: each has three routes, direct or through a token with a direct pool", () => {
+    for (const [chainId, pools] of Object.entries(DEFAULT_POOLS)) {
+      const pegged = new Set<string>(defaultNativePegged(Number(chainId)));
+      const sides = pools.flatMap((p) => [
+        { token: p.token0 as string, other: p.token1 as string },
+        { token: p.token1 as string, other: p.token0 as string },
+      ]);
+      const direct = (token: string) => sides.filter((s) => s.token === token && pegged.has(s.other)).length;
+      for (const token of new Set(sides.map((s) => s.token).filter((t) => !pegged.has(t)))) {
+        const routes =
+          direct(token) >= 3
+            ? direct(token)
+            : direct(token) +
+              sides.filter((s) => s.token === token && !pegged.has(s.other) && direct(s.other) > 0).length;
+        assert.ok(routes >= 3, `chain ${chainId}: ${token} has ${routes} routes`);
+      }
     }
   });
 

@@ -47,6 +47,18 @@ export async function storedBlockHash(
   return row ? toHex(row.hash) : undefined;
 }
 
+/** The stored time (Unix seconds) of an indexed block, if it is still among the recent ones. */
+export async function storedBlockTime(
+  sql: Queryable,
+  chainId: number,
+  number: number,
+): Promise<number | undefined> {
+  const [row] = await sql<{ t: string }[]>`
+    SELECT extract(epoch FROM block_time)::bigint::text AS t FROM recent_blocks
+    WHERE chain_id = ${chainId} AND number = ${number}`;
+  return row ? Number(row.t) : undefined;
+}
+
 /** Stored hashes of the recent blocks in [from, to]. */
 export async function storedBlockHashes(
   sql: Queryable,
