@@ -270,6 +270,7 @@ async function runDemo(flags: DemoFlags, lifecycle: Lifecycle, environment: Envi
         void moveWhenGone();
       }
     },
+    onRateSourcesLeftOut: metrics.setRateSourcesLeftOut,
     signal,
   });
 }

@@ -431,3 +431,118 @@ describe("presets chosen by chain id", () => {
     );
   });
 });
+
+describe("the depth floor on the project's V3-compatible test pool", () => {
+  let anvil: Anvil;
+  let chain: DevChain;
+  const dbs: TestDatabase[] = [];
+  const Q96 = 1n << 96n;
+  const PRICE = 1_000n * E18;
+  const DEEP = 10n ** 22n; // 10,000 WETH in range at a price of 1
+  let weth: Address;
+  let tkn: Address;
+  let feed: Address;
+  let nft: Address;
+  let desk: Address;
+  const sales = new Map<string, Hex>();
+
+  before(async () => {
+    anvil = await startAnvil({ chainId: 31337 });
+    chain = connectDevChain(anvil.url);
+    weth = (await deployArtifact(chain, "WETH9")).address;
+    tkn = (await deployArtifact(chain, "TestERC20", ["Token", "TKN"])).address;
+    feed = (await deployArtifact(chain, "TestPriceFeedPair")).address;
+    nft = (await deployArtifact(chain, "TestERC721", ["Art", "ART"])).address;
+    desk = (await deployArtifact(chain, "DealDesk")).address;
+    await send(chain, {
+      address: tkn,
+      contract: "TestERC20",
+      functionName: "mint",
+      args: [BUYER, 10n ** 6n * E18],
+    });
+    await send(chain, {
+      address: tkn,
+      contract: "TestERC20",
+      functionName: "approve",
+      args: [desk, 2n ** 255n],
+      from: BUYER,
+    });
+    for (const id of [1n, 2n]) {
+      await send(chain, { address: nft, contract: "TestERC721", functionName: "mint", args: [SELLER, id] });
+    }
+    await send(chain, {
+      address: nft,
+      contract: "TestERC721",
+      functionName: "setApprovalForAll",
+      args: [desk, true],
+      from: SELLER,
+    });
+    // TKN 16× dearer: √P ×4 when TKN is token0, ÷4 when it is token1.
+    const pushed = tkn < weth ? Q96 * 4n : Q96 / 4n;
+    const swap = (sqrtPriceX96: bigint, liquidity: bigint): Call => ({
+      address: feed,
+      contract: "TestPriceFeedPair",
+      functionName: "swap",
+      args: [sqrtPriceX96, liquidity],
+    });
+    const sale = (tokenId: bigint): Call => ({
+      address: desk,
+      contract: "DealDesk",
+      functionName: "settle",
+      args: [[{ nft, tokenId, seller: SELLER, buyer: BUYER, currency: tkn, price: PRICE }]],
+    });
+    const t0 = Number((await chain.publicClient.getBlock()).timestamp) + 100;
+    await oneBlock(chain, t0, [swap(Q96, DEEP)]);
+    // Pushed past every position (nothing left in range) at the end of a block, back in the next.
+    const pushedBlock = await oneBlock(chain, t0 + 1_200, [swap(pushed, 0n), sale(1n)]);
+    const nextBlock = await oneBlock(chain, t0 + 1_212, [swap(Q96, DEEP), sale(2n)]);
+    sales.set("pushed block", (pushedBlock.at(-1) as TransactionReceipt).transactionHash);
+    sales.set("next block", (nextBlock.at(-1) as TransactionReceipt).transactionHash);
+    const head = Number((nextBlock.at(-1) as TransactionReceipt).blockNumber);
+    const [token0, token1] = weth < tkn ? [weth, tkn] : [tkn, weth];
+    for (const minDepth of [10n * E18, 0n]) {
+      const db = await createTestDatabase();
+      dbs.push(db);
+      await indexUntil({
+        sql: db.sql,
+        rpcUrl: anvil.url,
+        chainId: 31337,
+        untilBlock: head,
+        nativePegged: [weth],
+        pricing: {
+          pools: [{ address: feed, kind: "v3", token0, token1, decimals0: 18, decimals1: 18 }],
+          usdTokens: [],
+        },
+        chain: { rateWindowSeconds: WINDOW, rateMinDepth: minDepth },
+      });
+    }
+  });
+  after(async () => {
+    for (const db of dbs) await db.close();
+    await anvil?.stop();
+    await stopTestServer();
+  });
+
+  const paidValue = async (db: TestDatabase, name: string) => {
+    const tx = sales.get(name) as Hex;
+    const [row] = await db.sql<{ v: string }[]>`
+      SELECT p.native_value::text AS v
+      FROM sales s JOIN sale_payments p USING (chain_id, contract, block_number, log_index, seq, seller)
+      WHERE s.tx_hash = decode(${tx.slice(2)}, 'hex')`;
+    assert.ok(row, `the ${name} sale is stored`);
+    return BigInt(row.v);
+  };
+
+  test("a state with nothing in range is left out: the next block's sale is at the fair price exactly", async () => {
+    const [floored, open] = dbs as [TestDatabase, TestDatabase];
+    // Fair: 1 wei per TKN base unit.
+    assert.equal(await paidValue(floored, "pushed block"), PRICE);
+    assert.equal(await paidValue(floored, "next block"), PRICE);
+    // Without the floor the pushed state weighs its 12 s of 600 at 16 times the price.
+    assert.equal(await paidValue(open, "pushed block"), PRICE);
+    assert.equal(await paidValue(open, "next block"), (PRICE * (588n + 16n * 12n)) / 600n);
+    const [stored] = await floored.sql<{ l: string | null }[]>`
+      SELECT liquidity::text AS l FROM pool_states ORDER BY block_number DESC LIMIT 1`;
+    assert.equal(stored?.l, DEEP.toString(), "the swap's liquidity is stored");
+  });
+});

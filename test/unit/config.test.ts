@@ -224,3 +224,42 @@ test("the ownership history before the start block: off unless asked, logs per c
     /ethereum ownership history/,
   );
 });
+
+test("rate settings are taken per chain: a window as a duration, a floor in native coins, a jump above 1", () => {
+  const config = parseConfig(
+    {
+      chain: ["ethereum=http://127.0.0.1:8545", "polygon=http://127.0.0.1:8546"],
+      rateWindow: ["30m", "polygon=90s"],
+      rateMinDepth: ["polygon=100000.5"],
+      rateJump: ["1.5"],
+    },
+    {},
+  );
+  const [ethereum, polygon] = config.chains;
+  assert.equal(ethereum?.rateWindowSeconds, 1800);
+  assert.equal(polygon?.rateWindowSeconds, 90);
+  assert.equal(ethereum?.rateMinDepth, undefined, "the preset of its chain id, at start");
+  assert.equal(polygon?.rateMinDepth, 100_000_500_000_000_000_000_000n);
+  assert.deepEqual(ethereum?.rateJump, { num: 15n, den: 10n });
+  assert.equal(
+    parseConfig({ chain: ["ethereum=http://127.0.0.1:8545"], rateWindow: ["0"] }, {}).chains[0]
+      ?.rateWindowSeconds,
+    0,
+  );
+  assert.throws(
+    () =>
+      parseConfig(
+        {
+          chain: ["ethereum=http://127.0.0.1:8545"],
+          rateWindow: ["soon"],
+          rateMinDepth: ["-1"],
+          rateJump: ["1"],
+        },
+        {},
+      ),
+    (error: Error) =>
+      /ethereum rate window: must be a duration/.test(error.message) &&
+      /ethereum rate min depth: must be a number of native coins/.test(error.message) &&
+      /ethereum rate jump: must be more than 1/.test(error.message),
+  );
+});
