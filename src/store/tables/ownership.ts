@@ -46,45 +46,25 @@ export async function holderUnits(
  * transaction (while the previous one runs). Large columns are one comma-joined text each.
  */
 export interface EncodedOwnership {
-  /** Balances that grow (most are a mint's or a transfer's new holder): inserted, or added to. */
-  credits?: EncodedBalances;
-  /** Balances that shrink: taken from, and deleted at zero. */
-  debits?: EncodedBalances;
+  balances?: { contracts: string; tokenIds: string; holders: string; deltas: string };
   holders?: { contracts: string; holders: string; units: string };
   collections?: { contracts: string; minted: string; burned: string; holders: string; transfers: string };
-}
-
-export interface EncodedBalances {
-  contracts: string;
-  tokenIds: string;
-  holders: string;
-  deltas: string;
-}
-
-function encodeBalances(balances: OwnershipChanges["balances"], s: bigint): EncodedBalances | undefined {
-  if (balances.length === 0) return undefined;
-  return {
-    contracts: joinColumn(balances.map((b) => bare(b.contract))),
-    tokenIds: joinColumn(balances.map((b) => b.tokenId)),
-    holders: joinColumn(balances.map((b) => bare(b.holder))),
-    deltas: joinColumn(balances.map((b) => b.delta * s)),
-  };
 }
 
 /** `sign` -1 encodes the changes in reverse (a rollback); holders are always set to the absolute units given. */
 export function encodeOwnership(changes: OwnershipChanges, sign: 1 | -1 = 1): EncodedOwnership {
   const s = BigInt(sign);
   const { balances, holders, collections } = changes;
-  const credits: OwnershipChanges["balances"][number][] = [];
-  const debits: OwnershipChanges["balances"][number][] = [];
-  for (const b of balances) {
-    const delta = b.delta * s;
-    if (delta > 0n) credits.push(b);
-    else if (delta < 0n) debits.push(b);
-  }
   return {
-    credits: encodeBalances(credits, s),
-    debits: encodeBalances(debits, s),
+    balances:
+      balances.length === 0
+        ? undefined
+        : {
+            contracts: joinColumn(balances.map((b) => bare(b.contract))),
+            tokenIds: joinColumn(balances.map((b) => b.tokenId)),
+            holders: joinColumn(balances.map((b) => bare(b.holder))),
+            deltas: joinColumn(balances.map((b) => b.delta * s)),
+          },
     holders:
       holders.length === 0
         ? undefined
@@ -117,24 +97,15 @@ export async function applyOwnership(
 
 /** The statements that apply encoded changes, built but not sent: the caller runs them. */
 export function ownershipStatements(sql: Queryable, chainId: number, encoded: EncodedOwnership): Statement[] {
-  const { credits, debits, holders, collections } = encoded;
+  const { balances, holders, collections } = encoded;
   const statements: Statement[] = [];
-  // A balance that grows cannot reach zero: inserting, and adding on conflict, finds its row in
-  // one descent of the key, where a join first looks it up and then inserts it.
-  if (credits) {
-    statements.push(sql`
-      INSERT INTO token_balances (chain_id, contract, token_id, holder, amount)
-      SELECT ${chainId}, decode(c, 'hex'), tid::numeric, decode(h, 'hex'), d::numeric
-      FROM ${bulkRows(sql, { c: credits.contracts, tid: credits.tokenIds, h: credits.holders, d: credits.deltas })}
-      ON CONFLICT (chain_id, contract, token_id, holder) DO UPDATE SET amount = token_balances.amount + excluded.amount`);
-  }
-  if (debits) {
+  if (balances) {
     statements.push(sql`
       MERGE INTO token_balances t
       USING (SELECT decode(c, 'hex') AS contract, tid::numeric AS token_id, decode(h, 'hex') AS holder, d::numeric AS delta
              FROM ${bulkRows(
                sql,
-               { c: debits.contracts, tid: debits.tokenIds, h: debits.holders, d: debits.deltas },
+               { c: balances.contracts, tid: balances.tokenIds, h: balances.holders, d: balances.deltas },
                { joined: true },
              )}) s
       ON t.chain_id = ${chainId} AND t.contract = s.contract AND t.token_id = s.token_id AND t.holder = s.holder
