@@ -1,8 +1,9 @@
 /**
  * The metadata worker of one chain: takes due tokens from the queue, asks each contract for the
  * token's URI, resolves it, fetches the document safely (or decodes it in place), sniffs its
- * media type, normalises it, and stores the outcome. The indexer never waits for it: tokens are
- * queued in the indexer's batches and fetched whenever the worker gets to them.
+ * media type, normalises it, and stores the outcome. The indexer never waits for it: its batches
+ * record where tokens were minted (and queue updated ones), and the worker queues a range of newly
+ * minted tokens whenever its queue runs low.
  *
  * - At most `concurrency` tokens are worked on at once, and at most `perHost` of them against any
  *   one host, so a collection on one server is not hammered.
@@ -19,6 +20,7 @@ import type { Queryable } from "../store/pg/database.ts";
 import {
   EMPTY_OUTCOME,
   type MetadataOutcome,
+  pullMintRange,
   type QueuedToken,
   retryLater,
   storeOutcome,
@@ -255,6 +257,7 @@ export async function runMetadataWorker(options: MetadataWorkerOptions, signal: 
   while (!signal.aborted) {
     const free = concurrency - running.size;
     let taken: QueuedToken[] = [];
+    let pulled = false;
     if (free > 0) {
       try {
         taken = await takeDueTokens(sql, chainId, free, LEASE_SECONDS);
@@ -272,7 +275,15 @@ export async function runMetadataWorker(options: MetadataWorkerOptions, signal: 
         .finally(() => running.delete(task));
       running.add(task);
     }
-    if (taken.length === 0) {
+    if (free > 0 && taken.length < free) {
+      // The queue ran low: the next range of newly minted tokens joins it, to be taken next round.
+      try {
+        pulled = (await pullMintRange(sql, chainId)).ranges > 0;
+      } catch (error) {
+        logger.warn({ err: error, chainId }, "queueing newly minted tokens failed; trying again");
+      }
+    }
+    if (taken.length === 0 && !pulled) {
       // Nothing due (or no room): wait for a task to end, or a while for new tokens.
       await Promise.race([sleep(idleMs), ...running]);
     } else if (running.size >= concurrency) {

@@ -22,6 +22,7 @@ import { LOG_TOPICS } from "../../src/indexer/fetch-batch.ts";
 import {
   EMPTY_OUTCOME,
   type MetadataOutcome,
+  pullMintRange,
   retryLater,
   storeOutcome,
   takeDueTokens,
@@ -142,6 +143,14 @@ describe("EIP-4906 events on a chain", () => {
         SELECT token_id::text AS id, reason FROM metadata_queue WHERE contract = ${Buffer.from(forge.slice(2), "hex")}
         ORDER BY token_id`
     ).map((r) => `${r.id}:${r.reason}`);
+  // Minted tokens the worker has not moved into the queue yet.
+  const inRanges = async () =>
+    (
+      await db.sql<{ id: string }[]>`
+        SELECT t.token_id::text AS id FROM metadata_mint_ranges r
+        JOIN tokens t ON t.chain_id = r.chain_id AND t.block_number BETWEEN r.first_block AND r.last_block
+        WHERE t.contract = ${Buffer.from(forge.slice(2), "hex")} ORDER BY t.token_id`
+    ).map((r) => r.id);
 
   before(async () => {
     anvil = await startAnvil({ chainId: 31337 });
@@ -172,7 +181,11 @@ describe("EIP-4906 events on a chain", () => {
     for (const id of [1n, 2n, 3n, 10n, 11n]) await call("erc721Transfer", [zero, sender, id]);
     let head = Number(await chain.publicClient.getBlockNumber({ cacheTime: 0 }));
     await indexUntil({ sql: db.sql, rpcUrl: anvil.url, chainId: 31337, untilBlock: head });
+    assert.deepEqual(await queued(), []);
+    assert.deepEqual(await inRanges(), ["1", "2", "3", "10", "11"]);
+    assert.deepEqual(await pullMintRange(db.sql, 31337), { ranges: 1, tokens: 5 });
     assert.deepEqual(await queued(), ["1:mint", "2:mint", "3:mint", "10:mint", "11:mint"]);
+    assert.deepEqual(await inRanges(), []);
     // As if the worker had fetched them all: the queue is empty.
     await db.sql`DELETE FROM metadata_queue`;
 
@@ -190,8 +203,12 @@ describe("EIP-4906 events on a chain", () => {
     await call("multicall", [calls.map((c) => encodeFunctionData({ abi: forgeAbi, ...c }))]);
     head = Number(await chain.publicClient.getBlockNumber({ cacheTime: 0 }));
     await indexUntil({ sql: db.sql, rpcUrl: anvil.url, chainId: 31337, untilBlock: head });
-    // Token 12 was queued by its mint; the update finds it already due and leaves it as it is.
-    assert.deepEqual(await queued(), ["2:update", "10:update", "12:mint"]);
+    // Token 12's mint recorded its range; the update queues it at once, and the range, moved into
+    // the queue later, leaves it as it is.
+    assert.deepEqual(await queued(), ["2:update", "10:update", "12:update"]);
+    assert.deepEqual(await inRanges(), ["12"]);
+    assert.deepEqual(await pullMintRange(db.sql, 31337), { ranges: 1, tokens: 0 });
+    assert.deepEqual(await queued(), ["2:update", "10:update", "12:update"]);
 
     // "Every token": the whole collection, each token once.
     await call("rawLog", [[BATCH_METADATA_UPDATE_TOPIC], uints(0n, MAX)]);
@@ -203,7 +220,7 @@ describe("EIP-4906 events on a chain", () => {
       "3:update",
       "10:update",
       "11:update",
-      "12:mint",
+      "12:update",
     ]);
     // A token waiting out a backoff is due again at once.
     await db.sql`UPDATE metadata_queue SET due_at = now() + interval '1 hour', attempts = 3 WHERE token_id = 3`;

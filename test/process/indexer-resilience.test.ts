@@ -344,7 +344,7 @@ describe("indexer resilience", () => {
       assert.ok(after(expected.sales) > 0, "the new branch has sales of its own");
       assert.ok(forkPoint < oldHead);
       assert.deepEqual(await snapshotStore(db.sql), expected);
-      assert.ok((expected.metadata_queue?.length ?? 0) > 0, "minted tokens are queued for their metadata");
+      assert.ok((expected.metadata_queue?.length ?? 0) > 0, "minted tokens are pending for their metadata");
 
       // Metadata of tokens minted before the fork is kept; of those minted on the orphaned branch, forgotten.
       const kept = await db.sql<{ contract: Uint8Array; token_id: string }[]>`

@@ -16,8 +16,9 @@ function normalise(value: unknown): unknown {
 export async function snapshotStore(sql: Sql): Promise<Record<string, unknown[]>> {
   const snapshot: Record<string, unknown[]> = {};
   for (const table of PROJECTED_TABLES) {
+    if (table.snapshot === false) continue;
     const rows = await sql.unsafe(
-      `SELECT ${table.columns ?? "*"} FROM ${table.name} ORDER BY ${table.order}`,
+      table.snapshot ?? `SELECT ${table.columns ?? "*"} FROM ${table.name} ORDER BY ${table.order}`,
     );
     snapshot[table.name] = rows.map((row) => {
       const out: Record<string, unknown> = {};

@@ -31,6 +31,11 @@ export interface TableSpec {
   order: string;
   /** Only these columns are the indexer's (the rest are written by others); all when absent. */
   columns?: string;
+  /**
+   * For tables whose rows follow where batches ended rather than the chain alone: the query whose
+   * rows stand for the table in a snapshot, or `false` when another table's query covers it.
+   */
+  snapshot?: string | false;
 }
 
 export interface ResumeContext {

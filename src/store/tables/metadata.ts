@@ -1,5 +1,6 @@
 /**
- * The metadata queue and what the worker stores. A worker takes due rows with
+ * The metadata queue and what the worker stores. Newly minted tokens wait in block ranges until a
+ * worker whose queue runs low moves one range's tokens into the queue. A worker takes due rows with
  * `FOR UPDATE SKIP LOCKED` (many workers never take the same token) and leases them by moving
  * `due_at` ahead; a token's outcome and its leaving the queue are one statement.
  */
@@ -69,6 +70,36 @@ export async function takeDueTokens(
     types: r.types ?? [],
     lease: r.lease,
   }));
+}
+
+/**
+ * Moves the oldest recorded range of newly minted tokens into the queue, due now, and forgets the
+ * range, in one statement: a crash leaves the range or its queued tokens, never neither. Tokens
+ * already fetched (an EIP-4906 update or a refresh got there first) or already queued are left as
+ * they are, so a minted token is fetched once. A range another worker is moving, or a rollback is
+ * cutting, is skipped. Returns how many ranges (0 or 1) and tokens were moved.
+ */
+export async function pullMintRange(
+  sql: Queryable,
+  chainId: number,
+): Promise<{ ranges: number; tokens: number }> {
+  const [row] = await sql<{ ranges: number; tokens: number }[]>`
+    WITH range AS (
+      DELETE FROM metadata_mint_ranges
+      WHERE chain_id = ${chainId} AND first_block = (
+        SELECT first_block FROM metadata_mint_ranges WHERE chain_id = ${chainId}
+        ORDER BY first_block LIMIT 1 FOR UPDATE SKIP LOCKED)
+      RETURNING first_block, last_block),
+    queued AS (
+      INSERT INTO metadata_queue (chain_id, contract, token_id, reason)
+      SELECT t.chain_id, t.contract, t.token_id, 'mint'
+      FROM range JOIN tokens t ON t.chain_id = ${chainId} AND t.block_number BETWEEN range.first_block AND range.last_block
+      WHERE NOT EXISTS (SELECT 1 FROM token_metadata m
+                        WHERE m.chain_id = ${chainId} AND m.contract = t.contract AND m.token_id = t.token_id)
+      ON CONFLICT (chain_id, contract, token_id) DO NOTHING
+      RETURNING 1)
+    SELECT (SELECT count(*) FROM range)::int AS ranges, (SELECT count(*) FROM queued)::int AS tokens`;
+  return { ranges: row?.ranges ?? 0, tokens: row?.tokens ?? 0 };
 }
 
 export interface MetadataOutcome {
