@@ -6,6 +6,7 @@
 import type { Address } from "../../core/hex.ts";
 import { bulkRows, joinColumn } from "../pg/bulk-rows.ts";
 import { bare, type Queryable, toHex } from "../pg/database.ts";
+import { mergeBalances } from "./ownership.ts";
 
 /** The NFT types whose transfers make ownership. */
 const NFT_TYPES = ["TYPE_ERC721", "TYPE_ERC1155", "TYPE_ERC721_LEGACY", "TYPE_CRYPTOPUNKS"];
@@ -83,24 +84,12 @@ export interface HistoryChunk {
 export async function storeHistoryChunk(tx: Queryable, chainId: number, chunk: HistoryChunk): Promise<void> {
   const { balances, totals } = chunk;
   if (balances.length > 0) {
-    await tx`
-      MERGE INTO ownership_history_balances t
-      USING (SELECT decode(c, 'hex') AS contract, tid::numeric AS token_id, decode(h, 'hex') AS holder, d::numeric AS delta
-             FROM ${bulkRows(
-               tx,
-               {
-                 c: joinColumn(balances.map((b) => bare(b.contract))),
-                 tid: joinColumn(balances.map((b) => b.tokenId)),
-                 h: joinColumn(balances.map((b) => bare(b.holder))),
-                 d: joinColumn(balances.map((b) => b.delta)),
-               },
-               { joined: true },
-             )}) s
-      ON t.chain_id = ${chainId} AND t.contract = s.contract AND t.token_id = s.token_id AND t.holder = s.holder
-      WHEN MATCHED AND t.amount + s.delta = 0 THEN DELETE
-      WHEN MATCHED THEN UPDATE SET amount = t.amount + s.delta
-      WHEN NOT MATCHED THEN INSERT (chain_id, contract, token_id, holder, amount)
-        VALUES (${chainId}, s.contract, s.token_id, s.holder, s.delta)`;
+    await mergeBalances(tx, "ownership_history_balances", chainId, {
+      c: joinColumn(balances.map((b) => bare(b.contract))),
+      tid: joinColumn(balances.map((b) => b.tokenId)),
+      h: joinColumn(balances.map((b) => bare(b.holder))),
+      d: joinColumn(balances.map((b) => b.delta)),
+    });
   }
   const byContract = new Map(totals.map((t) => [t.contract, t]));
   const rows = chunk.contracts.map(

@@ -96,23 +96,40 @@ export async function applyOwnership(
 }
 
 /** The statements that apply encoded changes, built but not sent: the caller runs them. */
+/**
+ * Adds units per (token, holder) to a table of balances (the current ones, or a history's sums before
+ * a start block), deleting a row that reaches zero. Columns as `joinColumn` gives them: contract and
+ * holder in hex, token id and delta in decimal.
+ */
+export function mergeBalances(
+  sql: Queryable,
+  table: "token_balances" | "ownership_history_balances",
+  chainId: number,
+  columns: { c: string; tid: string; h: string; d: string },
+): Statement {
+  return sql`
+    MERGE INTO ${sql(table)} t
+    USING (SELECT decode(c, 'hex') AS contract, tid::numeric AS token_id, decode(h, 'hex') AS holder, d::numeric AS delta
+           FROM ${bulkRows(sql, columns, { joined: true })}) s
+    ON t.chain_id = ${chainId} AND t.contract = s.contract AND t.token_id = s.token_id AND t.holder = s.holder
+    WHEN MATCHED AND t.amount + s.delta = 0 THEN DELETE
+    WHEN MATCHED THEN UPDATE SET amount = t.amount + s.delta
+    WHEN NOT MATCHED THEN INSERT (chain_id, contract, token_id, holder, amount)
+      VALUES (${chainId}, s.contract, s.token_id, s.holder, s.delta)`;
+}
+
 export function ownershipStatements(sql: Queryable, chainId: number, encoded: EncodedOwnership): Statement[] {
   const { balances, holders, collections } = encoded;
   const statements: Statement[] = [];
   if (balances) {
-    statements.push(sql`
-      MERGE INTO token_balances t
-      USING (SELECT decode(c, 'hex') AS contract, tid::numeric AS token_id, decode(h, 'hex') AS holder, d::numeric AS delta
-             FROM ${bulkRows(
-               sql,
-               { c: balances.contracts, tid: balances.tokenIds, h: balances.holders, d: balances.deltas },
-               { joined: true },
-             )}) s
-      ON t.chain_id = ${chainId} AND t.contract = s.contract AND t.token_id = s.token_id AND t.holder = s.holder
-      WHEN MATCHED AND t.amount + s.delta = 0 THEN DELETE
-      WHEN MATCHED THEN UPDATE SET amount = t.amount + s.delta
-      WHEN NOT MATCHED THEN INSERT (chain_id, contract, token_id, holder, amount)
-        VALUES (${chainId}, s.contract, s.token_id, s.holder, s.delta)`);
+    statements.push(
+      mergeBalances(sql, "token_balances", chainId, {
+        c: balances.contracts,
+        tid: balances.tokenIds,
+        h: balances.holders,
+        d: balances.deltas,
+      }),
+    );
   }
   if (holders) {
     statements.push(sql`
