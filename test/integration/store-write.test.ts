@@ -190,7 +190,10 @@ describe("writing batches", () => {
 /** A sale of `tokenId` from `seller` to `buyer`, paid in the native coin: a transfer and its payment. */
 function sale(block: number, tokenId: bigint, seller: Address, buyer: Address, price: bigint) {
   const t = transfer(block, Number(tokenId), tokenId, seller, buyer);
-  return { t, paid: { txHash: t.txHash, from: buyer, to: seller, value: price } };
+  return {
+    t,
+    paid: { txHash: t.txHash, from: buyer, to: seller, value: price, blockNumber: block, txIndex: t.txIndex },
+  };
 }
 
 function salesBatch(block: number, sales: ReturnType<typeof sale>[]): FetchedBatch {
