@@ -256,7 +256,14 @@ class ChainIndexer {
         // The funder rule's memory is read back with the reader the batches use, so a resume sees
         // the flows a batch would have carried.
         readFlows: async (from, to) => {
-          const read = await readBlocks(client, creations, from, to, TRANSFER_TOPICS);
+          // Without traces the flows are the logs' alone: the receipts' creations are not needed.
+          const read = await readBlocks(
+            client,
+            creations === "traces" ? "traces" : "events",
+            from,
+            to,
+            TRANSFER_TOPICS,
+          );
           return {
             flows: valueFlows(read, from, to, nativePegged),
             firstBlockTime: (read.headers[0] as BlockHeader).timestamp,
