@@ -11,6 +11,10 @@ const TRANSFER_TOPIC_SET = new Set<Hex>(TRANSFER_TOPICS);
  * their block's time. A transaction moved an NFT when one of its logs has the shape of an NFT
  * movement (any transfer event but an ERC-20 `Transfer` of three topics), read from the logs alone
  * so that a batch and the read-back after a restart tell the same transactions apart.
+ *
+ * A pegged token's transfer, decoded by hand (an ERC-721 `Transfer` has a fourth topic):
+ *   topics  [ Transfer topic0 | 12 zero bytes + from | 12 zero bytes + to ]
+ *   data    [ value: uint256, one 32-byte word ]
  */
 export function valueFlows(
   read: { headers: readonly BlockHeader[]; logs: readonly ChainLog[]; native?: readonly NativeTransfer[] },
