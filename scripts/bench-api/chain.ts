@@ -511,7 +511,14 @@ export class SyntheticChain {
   }
 
   private nativeMove(tx: Tx, from: Address, to: Address, value: bigint): void {
-    const move: NativeTransfer = { txHash: tx.hash, from, to, value };
+    const move: NativeTransfer = {
+      txHash: tx.hash,
+      from,
+      to,
+      value,
+      blockNumber: tx.block,
+      txIndex: tx.index,
+    };
     this.batch.native?.push(move);
   }
 

@@ -43,6 +43,9 @@ export function parseParityBlockTraceData(result: unknown, blockNumber: number):
   let rawTx: unknown;
   let tx: Hex | undefined;
   let txFrom: Address | undefined;
+  // The transaction's index in its block: `transactionPosition`, or, from a node that leaves it
+  // out, the count of transactions before it (every transaction has a top-level frame).
+  let txIndex = -1;
 
   for (let i = 0; i < traces.length; i++) {
     const trace = object(traces[i], `trace ${i} of block ${blockNumber}`);
@@ -51,6 +54,11 @@ export function parseParityBlockTraceData(result: unknown, blockNumber: number):
       rawTx = trace.transactionHash;
       tx = hash(trace.transactionHash, `trace ${i} transactionHash`);
       txFrom = undefined;
+      const position = trace.transactionPosition;
+      txIndex =
+        typeof position === "number" && Number.isSafeInteger(position) && position >= 0
+          ? position
+          : txIndex + 1;
     }
     const txHash = tx as Hex;
     const traceBlock = quantity(trace.blockNumber, `trace ${i} blockNumber`);
@@ -91,7 +99,7 @@ export function parseParityBlockTraceData(result: unknown, blockNumber: number):
     }
     if (trace.type !== "create" && trace.type !== "call" && trace.type !== "suicide") continue;
     if (failedTxs.has(txHash) && reverted(failedPaths, txHash, path as number[])) continue;
-    const moved = parityMovement(trace, txHash);
+    const moved = parityMovement(trace, txHash, blockNumber, txIndex);
     if (moved) native.push(moved);
     if (trace.type !== "create") continue;
     if (!txFrom) {
@@ -126,7 +134,12 @@ function reverted(failedPaths: ReadonlySet<string>, tx: Hex, path: readonly numb
  * The native coin a parity frame moved, if any. Delegate and static calls move none (a delegate
  * call reports the value of the call it runs inside), nor does a callcode (it pays the caller).
  */
-function parityMovement(trace: RawObject, tx: Hex): NativeTransfer | undefined {
+function parityMovement(
+  trace: RawObject,
+  tx: Hex,
+  blockNumber: number,
+  txIndex: number,
+): NativeTransfer | undefined {
   const action = object(trace.action, "trace action");
   if (trace.type === "suicide") {
     const value = uint256(action.balance, "suicide trace balance");
@@ -136,6 +149,8 @@ function parityMovement(trace: RawObject, tx: Hex): NativeTransfer | undefined {
       from: address(action.address, "suicide trace address"),
       to: address(action.refundAddress, "suicide trace refundAddress"),
       value,
+      blockNumber,
+      txIndex,
     };
   }
   if (trace.type === "call" && action.callType !== "call") return undefined;
@@ -145,7 +160,7 @@ function parityMovement(trace: RawObject, tx: Hex): NativeTransfer | undefined {
     trace.type === "create"
       ? address(object(trace.result, "create trace result").address, "create trace result.address")
       : address(action.to, "call trace to");
-  return { txHash: tx, from: address(action.from, "trace action.from"), to, value };
+  return { txHash: tx, from: address(action.from, "trace action.from"), to, value, blockNumber, txIndex };
 }
 
 /**
@@ -222,6 +237,8 @@ export function parseGethBlockTraceData(
             from: address(frame.from, `trace ${i} ${type} from`),
             to: address(frame.to, `trace ${i} ${type} to`),
             value,
+            blockNumber,
+            txIndex: i,
           });
         }
       }

@@ -14,6 +14,8 @@ export const WASH_RULES = {
   cycle: "wash_cycle",
   /** Buyer and seller were one: the seller paid for the purchase, or created the buying contract. */
   self: "wash_self",
+  /** The seller funded the buyer, or one account that funds few others funded both, shortly before. */
+  funder: "wash_funder",
 } as const;
 
 export type WashRule = (typeof WASH_RULES)[keyof typeof WASH_RULES];

@@ -86,6 +86,23 @@ export interface NativeTransfer {
   from: Address;
   to: Address;
   value: bigint;
+  /** Where the transaction stands in the chain: funding is read strictly before a sale's position. */
+  blockNumber: number;
+  txIndex: number;
+}
+
+/**
+ * Value sent in a transaction that moved no NFT: native coin (`token` null) or a native-pegged
+ * ERC-20, with the transaction's position and its block's time (unix seconds).
+ */
+export interface ValueFlow {
+  from: Address;
+  to: Address;
+  token: Address | null;
+  value: bigint;
+  blockNumber: number;
+  txIndex: number;
+  time: number;
 }
 
 /** A transaction's sender, recipient (null for a deployment) and the value it sent. */

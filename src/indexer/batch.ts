@@ -7,6 +7,7 @@ import type {
   NativeTransfer,
   NftTransfer,
   TransactionCall,
+  ValueFlow,
 } from "../core/types.ts";
 import type { PoolState } from "../rates/events.ts";
 import type { PunkBidEvent } from "../sales/markets.ts";
@@ -52,6 +53,12 @@ export interface FetchedBatch {
   poolStates: PoolState[];
   /** Tokens whose metadata an EIP-4906 event said changed. */
   metadataUpdates: MetadataUpdate[];
+  /**
+   * Value sent in the transactions that moved no NFT (native coin from the traces, native-pegged
+   * tokens from the logs), in chain order, for the funder rule; absent when the batch was not read
+   * from a node (tests, benchmarks).
+   */
+  flows?: ValueFlow[];
 }
 
 export function timeOfBatch(batch: Pick<FetchedBatch, "from" | "headers">): (blockNumber: number) => number {

@@ -5,6 +5,7 @@ import type { ChainConfig, IndexerTuning } from "../config/config.ts";
 import { errorMessage, TransientError, UserFacingError } from "../core/errors.ts";
 import type { Hex } from "../core/hex.ts";
 import type { Logger } from "../core/logger.ts";
+import type { BlockHeader } from "../core/types.ts";
 import { redactUrl } from "../core/url.ts";
 import { DEFAULT_RATE_JUMP, DEFAULT_RATE_WINDOW_SECONDS, type RateBookConfig } from "../rates/convert.ts";
 import { defaultMinDepth } from "../rates/pools.ts";
@@ -22,13 +23,15 @@ import { storedContracts } from "../store/tables/contracts.ts";
 import type { FetchedBatch } from "./batch.ts";
 import { BatchSizer } from "./batch-sizer.ts";
 import { type BatchPipeline, type Carries, createBatchPipeline, type PreparedBatch } from "./commit.ts";
-import { type CreationSource, type FetchContext, fetchBatch } from "./fetch-batch.ts";
+import { TRANSFER_TOPICS } from "./decode/topics.ts";
+import { type CreationSource, type FetchContext, fetchBatch, readBlocks } from "./fetch-batch.ts";
 import { createOwnershipHistory, type OwnershipHistory } from "./ownership-history.ts";
 import { type LeftOut, type Pricing, resolvePricing } from "./pricing.ts";
 import { RECENT_BLOCKS_KEPT } from "./projections/checkpoint.ts";
 import { createProjections } from "./projections.ts";
 import { ContractRegistry, type InspectFn, RegistryResetError } from "./registry.ts";
 import { rollbackAfter } from "./rollback.ts";
+import { valueFlows } from "./value-flows.ts";
 
 export interface Progress {
   chain: string;
@@ -237,11 +240,37 @@ class ChainIndexer {
       minDepth: chain.rateMinDepth ?? defaultMinDepth(chain.chainId),
       jump: chain.rateJump ?? DEFAULT_RATE_JUMP,
     };
-    this.fetchContext = { client, registry: this.registry, creations, pools: this.rateConfig.pools };
+    const nativePegged = new Set(this.rateConfig.nativePegged);
+    this.fetchContext = {
+      client,
+      registry: this.registry,
+      creations,
+      pools: this.rateConfig.pools,
+      nativePegged,
+    };
     this.pipeline = createBatchPipeline({
       sql,
       chainId: chain.chainId,
-      projections: createProjections({ rates: this.rateConfig }),
+      projections: createProjections({
+        rates: this.rateConfig,
+        // The funder rule's memory is read back with the reader the batches use, so a resume sees
+        // the flows a batch would have carried.
+        readFlows: async (from, to) => {
+          // Without traces the flows are the logs' alone: the receipts' creations are not needed.
+          const read = await readBlocks(
+            client,
+            creations === "traces" ? "traces" : "events",
+            from,
+            to,
+            TRANSFER_TOPICS,
+          );
+          return {
+            flows: valueFlows(read, from, to, nativePegged),
+            firstBlockTime: (read.headers[0] as BlockHeader).timestamp,
+            lastBlockTime: (read.headers.at(-1) as BlockHeader).timestamp,
+          };
+        },
+      }),
     });
     this.sizer = new BatchSizer(options.targetEventsPerBatch ?? 10_000, tuning.maxBlocksPerBatch);
     this.history =

@@ -21,6 +21,9 @@ import { decodeMetadataUpdate, METADATA_UPDATE_TOPICS } from "./decode/metadata-
 import { emittedShapes } from "./decode/shapes.ts";
 import { TRANSFER_TOPICS } from "./decode/topics.ts";
 import type { ContractRegistry } from "./registry.ts";
+import { valueFlows } from "./value-flows.ts";
+
+const NO_TOKENS: ReadonlySet<Address> = new Set();
 
 /** How deployments are observed, once the node's abilities are known. */
 export type CreationSource = "traces" | "receipts" | "events";
@@ -31,6 +34,8 @@ export interface FetchContext {
   creations: CreationSource;
   /** The liquidity pools whose prices the exchange rates follow. */
   pools: readonly PoolDescription[];
+  /** The native-pegged tokens whose transfers count as value flows (none when absent). */
+  nativePegged?: ReadonlySet<Address>;
 }
 
 /**
@@ -132,6 +137,12 @@ export async function fetchBatch(
     ...(read.native ? { native: read.native.filter((n) => nftTransactions.has(n.txHash)) } : {}),
     ...tradeEvents(tradeLogs, nftTransactions),
     metadataUpdates: updateLogs.map(decodeMetadataUpdate).filter((u) => u !== undefined),
+    flows: valueFlows(
+      { headers, logs: read.logs, native: read.native },
+      from,
+      end,
+      ctx.nativePegged ?? NO_TOKENS,
+    ),
     poolStates: decodePoolLogs(
       poolLogs.filter((log) => log.blockNumber <= end),
       ctx.pools,

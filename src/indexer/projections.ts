@@ -8,6 +8,7 @@
  * checkpoint last).
  */
 import type { RateBookConfig } from "../rates/convert.ts";
+import type { FlowReader } from "./flow-readback.ts";
 import { checkpointProjection } from "./projections/checkpoint.ts";
 import { contractsProjection } from "./projections/contracts.ts";
 import { ownershipProjection } from "./projections/ownership.ts";
@@ -24,6 +25,8 @@ export interface ProjectionsConfig {
   rates: RateBookConfig;
   /** Tokens the memory of last sales holds before it starts again (tests make it small). */
   saleMemoryLimit?: number;
+  /** Reads value flows back from the node on a resume, for the funder rule (see projections/sales.ts). */
+  readFlows?: FlowReader;
 }
 
 export function createProjections(config: ProjectionsConfig): readonly AnyProjection[] {
@@ -34,7 +37,10 @@ export function createProjections(config: ProjectionsConfig): readonly AnyProjec
     ownershipProjection,
     createPoolStatesProjection(config.rates),
     punkBidsProjection,
-    createSalesProjection(config.saleMemoryLimit),
+    createSalesProjection({
+      ...(config.saleMemoryLimit !== undefined ? { memoryLimit: config.saleMemoryLimit } : {}),
+      ...(config.readFlows ? { readFlows: config.readFlows } : {}),
+    }),
     bucketsProjection,
     daysProjection,
     rankingsProjection,

@@ -4,7 +4,7 @@ import { addSaleToBucket, type SaleBucketDelta } from "../rollups/sale-buckets.t
 import { attributeTransaction, type BidLookup } from "../sales/attribute.ts";
 import { type PriceContext, priceTrade } from "../sales/price.ts";
 import { saleTransactions } from "../sales/transactions.ts";
-import { CYCLE_LOOKBACK, type PastSale, washRules } from "../sales/wash.ts";
+import { CYCLE_LOOKBACK, type FundingFlows, type PastSale, washRules } from "../sales/wash.ts";
 import { type OpenBid, punkKey, type SaleRow, tokenKey } from "../store/tables/sales.ts";
 import type { FetchedBatch } from "./batch.ts";
 
@@ -22,7 +22,7 @@ export interface BatchTrades {
  * The trades of a batch, priced at their blocks, flagged by the wash rules (src/sales/wash.ts), and
  * summed into buckets by class: organic, flagged or unpriced. `recentSales` gives each token's
  * recent sales before this batch, oldest first; `deployerOf` who deployed an account that is a
- * contract.
+ * contract; `funding` the value flows of transactions that moved no NFT, up to the batch's end.
  */
 export function tradesOfBatch(
   batch: FetchedBatch,
@@ -30,6 +30,7 @@ export function tradesOfBatch(
   recentSales: (key: string) => readonly PastSale[],
   bidBefore: (key: string) => OpenBid | undefined,
   deployerOf: (account: Address) => Address | undefined = () => undefined,
+  funding?: FundingFlows,
 ): BatchTrades {
   const transactions = saleTransactions({
     nft: batch.nft,
@@ -74,7 +75,16 @@ export function tradesOfBatch(
         const key = tokenKey(trade.contract, trade.tokenId);
         const history = latest.get(key) ?? recentSales(key);
         priced.flags.push(
-          ...washRules({ seller: trade.seller, buyer: trade.buyer, time, history, deployerOf }),
+          ...washRules({
+            seller: trade.seller,
+            buyer: trade.buyer,
+            time,
+            blockNumber: trade.blockNumber,
+            txIndex: trade.txIndex,
+            history,
+            deployerOf,
+            ...(funding ? { funding } : {}),
+          }),
         );
         latest.set(
           key,

@@ -1,11 +1,12 @@
 /**
  * Wash rules: which of a sale's parties are not independent of each other, from the token's recent
- * sales and who deployed the accounts involved. Pure: the indexer hands in what it read. Each rule
+ * sales, who deployed the accounts involved and who sent them value shortly before. Pure: the indexer hands in what it read. Each rule
  * that fires is one flag on the sale; a flagged sale is stored and counted apart from the organic
  * figures (src/core/sale-classes.ts).
  */
 import type { Address } from "../core/hex.ts";
 import { WASH_RULES, type WashRule } from "../core/sale-classes.ts";
+import type { ValueFlow } from "../core/types.ts";
 
 /** A sale of the token before this one, as the rules read it. */
 export interface PastSale {
@@ -22,20 +23,45 @@ export interface PastSale {
  */
 export const CYCLE_LOOKBACK = { sales: 8, seconds: 30 * 86_400 } as const;
 
+/**
+ * How far back value sent to a sale's parties is looked at for a common funder, and how many
+ * accounts a funder may have sent value to in that time and still be taken as one party's own.
+ * Wash traders fund their wallets minutes to hours before trading; exchange hot wallets, bridges
+ * and routers send to hundreds of accounts an hour and must not tie their customers together.
+ */
+export const FUNDING_LOOKBACK = { seconds: 3_600 } as const;
+export const MAX_FANOUT = 10;
+
+/**
+ * The value flows of transactions that moved no NFT, as the rules read them: each account's
+ * incoming and outgoing flows in chain order. It may hold flows after the sale or older than the
+ * lookback; the rule reads only those strictly before the sale and within the lookback.
+ */
+export interface FundingFlows {
+  into(account: Address): readonly ValueFlow[];
+  outOf(account: Address): readonly ValueFlow[];
+}
+
 export interface WashInput {
   seller: Address;
   buyer: Address;
   time: number;
+  /** The sale's position: only flows strictly before it count as funding. */
+  blockNumber: number;
+  txIndex: number;
   /** The token's earlier sales, oldest first (at most `CYCLE_LOOKBACK.sales` are read). */
   history: readonly PastSale[];
   /** Who deployed an account, for the accounts that are contracts (the deploying transaction's sender). */
   deployerOf: (account: Address) => Address | undefined;
+  /** Value sent shortly before the sale; absent, the funder rule reads nothing. */
+  funding?: FundingFlows;
 }
 
 export function washRules(input: WashInput): WashRule[] {
   const rules: WashRule[] = [];
   if (cycles(input)) rules.push(WASH_RULES.cycle);
   if (selfTrade(input)) rules.push(WASH_RULES.self);
+  if (commonFunder(input)) rules.push(WASH_RULES.funder);
   return rules;
 }
 
@@ -55,4 +81,42 @@ function cycles({ buyer, time, history }: WashInput): boolean {
  */
 function selfTrade({ seller, buyer, deployerOf }: WashInput): boolean {
   return deployerOf(buyer) === seller || deployerOf(seller) === buyer;
+}
+
+/**
+ * The buyer's money came from the seller, or both were funded by one account that funds few others,
+ * within the lookback before the sale. A hub (more than MAX_FANOUT recipients in the lookback) is
+ * not taken as a common owner.
+ */
+function commonFunder(input: WashInput): boolean {
+  const { seller, buyer, funding } = input;
+  if (!funding || seller === buyer) return false;
+  const counts = (f: ValueFlow) =>
+    f.from !== f.to &&
+    input.time - f.time <= FUNDING_LOOKBACK.seconds &&
+    (f.blockNumber < input.blockNumber || (f.blockNumber === input.blockNumber && f.txIndex < input.txIndex));
+  const buyerFunders = new Set<Address>();
+  for (const f of funding.into(buyer)) {
+    if (!counts(f)) continue;
+    if (f.from === seller) return true;
+    buyerFunders.add(f.from);
+  }
+  if (buyerFunders.size === 0) return false;
+  const checked = new Set<Address>();
+  for (const f of funding.into(seller)) {
+    if (f.from === buyer || !buyerFunders.has(f.from) || checked.has(f.from) || !counts(f)) continue;
+    checked.add(f.from);
+    if (!isHub(funding.outOf(f.from), counts)) return true;
+  }
+  return false;
+}
+
+function isHub(sent: readonly ValueFlow[], counts: (f: ValueFlow) => boolean): boolean {
+  const recipients = new Set<Address>();
+  for (const f of sent) {
+    if (!counts(f)) continue;
+    recipients.add(f.to);
+    if (recipients.size > MAX_FANOUT) return true;
+  }
+  return false;
 }

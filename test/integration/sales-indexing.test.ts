@@ -238,6 +238,19 @@ describe("sales stored by the indexer", () => {
     assert.deepEqual(await flagsOf("20 sale paid in a token without a rate"), [["unpriced"]]);
   });
 
+  test("funding shortly before a sale flags it, from the seller or a common funder, but not from an exchange", async () => {
+    const flagsOf = async (name: string) => {
+      const played = world.scenarios.find((s) => s.name === name);
+      assert.ok(played, name);
+      return (await storedSalesOf(played.txHash)).map((s) => s.flags);
+    };
+    assert.deepEqual(await flagsOf("22 buyer and seller funded by one account shortly before"), [
+      ["wash_funder"],
+    ]);
+    assert.deepEqual(await flagsOf("23 the seller sends the buyer WETH before the sale"), [["wash_funder"]]);
+    assert.deepEqual(await flagsOf("24 an exchange pays out to twelve accounts, two of which trade"), [[]]);
+  });
+
   test("the buckets hold every sale by class: count, units, volume and the extreme unit prices", async () => {
     // The class of each stored sale, worked out here from its flags: a wash rule or a rate outlier
     // makes it flagged, a payment without a rate unpriced, anything else organic.

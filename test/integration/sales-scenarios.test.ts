@@ -48,6 +48,9 @@ const names = [
   "21 rotation through three wallets, first leg",
   "21 rotation through three wallets, second leg",
   "21 rotation through three wallets, third leg",
+  "22 buyer and seller funded by one account shortly before",
+  "23 the seller sends the buyer WETH before the sale",
+  "24 an exchange pays out to twelve accounts, two of which trade",
 ];
 
 let anvil: Anvil;

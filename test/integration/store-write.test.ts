@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { Address, Hex } from "../../src/core/hex.ts";
 import { ZERO_ADDRESS } from "../../src/core/hex.ts";
-import type { BlockHeader, NftTransfer } from "../../src/core/types.ts";
+import type { BlockHeader, NftTransfer, ValueFlow } from "../../src/core/types.ts";
 import type { FetchedBatch } from "../../src/indexer/batch.ts";
 import { type BatchPipeline, createBatchPipeline, type PreparedBatch } from "../../src/indexer/commit.ts";
 import { createProjections } from "../../src/indexer/projections.ts";
@@ -190,7 +190,10 @@ describe("writing batches", () => {
 /** A sale of `tokenId` from `seller` to `buyer`, paid in the native coin: a transfer and its payment. */
 function sale(block: number, tokenId: bigint, seller: Address, buyer: Address, price: bigint) {
   const t = transfer(block, Number(tokenId), tokenId, seller, buyer);
-  return { t, paid: { txHash: t.txHash, from: buyer, to: seller, value: price } };
+  return {
+    t,
+    paid: { txHash: t.txHash, from: buyer, to: seller, value: price, blockNumber: block, txIndex: t.txIndex },
+  };
 }
 
 function salesBatch(block: number, sales: ReturnType<typeof sale>[]): FetchedBatch {
@@ -270,5 +273,102 @@ describe("the memory of last sales", () => {
       "5:1:wash_cycle",
       "5:4:wash_cycle",
     ]);
+  });
+});
+
+describe("the memory of value flows", () => {
+  let db: TestDatabase;
+  let session: WriteSession;
+  const DAN = `0x${"da".repeat(20)}` as Address;
+  before(async () => {
+    db = await createTestDatabase();
+    session = openWriteSession(db.sql);
+  });
+  after(async () => {
+    await session?.end();
+    await db?.close();
+    await stopTestServer();
+  });
+
+  const sent = (block: number, from: Address, to: Address): ValueFlow => ({
+    from,
+    to,
+    token: null,
+    value: 10n ** 18n,
+    blockNumber: block,
+    txIndex: 0,
+    time: header(block).timestamp,
+  });
+  // DAN funds Bob and Alice, Alice funds Carol; then Alice sells to Bob (a common funder), Bob to
+  // Carol (no tie), Alice to Carol (the seller funded the buyer).
+  const flows = [sent(1, DAN, BOB), sent(2, DAN, ALICE), sent(3, ALICE, CAROL)];
+  const sales = new Map([
+    [4, [sale(4, 10n, ALICE, BOB, 10n)]],
+    [5, [sale(5, 12n, BOB, CAROL, 10n)]],
+    [6, [sale(6, 11n, ALICE, CAROL, 10n)]],
+  ]);
+  const LAST = 7;
+  const batchAt = (from: number, to: number): FetchedBatch => {
+    const batches = Array.from({ length: to - from + 1 }, (_, i) =>
+      salesBatch(from + i, sales.get(from + i) ?? []),
+    );
+    return {
+      ...batchOf(
+        from,
+        to,
+        batches.flatMap((b) => b.nft),
+      ),
+      native: batches.flatMap((b) => b.native ?? []),
+      calls: new Map(batches.flatMap((b) => [...b.calls])),
+      flows: flows.filter((f) => f.blockNumber >= from && f.blockNumber <= to),
+    };
+  };
+  // The node: the same flows the batches carry, read back by block range.
+  const readFlows = async (from: number, to: number) => ({
+    flows: flows.filter((f) => f.blockNumber >= from && f.blockNumber <= to),
+    firstBlockTime: header(from).timestamp,
+    lastBlockTime: header(to).timestamp,
+  });
+
+  /** Indexes blocks 1..LAST on a chain of its own, restarting with a new pipeline before each of `restarts`. */
+  async function index(chainId: number, restarts: number[], withReader = true): Promise<string[]> {
+    await ensureChain(db.sql, { chainId, name: `flows-${chainId}`, nativeSymbol: "ETH", startBlock: 1 });
+    const reg = new ContractRegistry(
+      (addresses) => storedContracts(db.sql, chainId, addresses),
+      async () => {
+        throw new Error("no contract is inspected here");
+      },
+    );
+    const make = () =>
+      createBatchPipeline({
+        sql: db.sql,
+        chainId,
+        projections: createProjections({ rates: noRates, ...(withReader ? { readFlows } : {}) }),
+      });
+    let current = make();
+    let carries = await current.resume(1);
+    let from = 1;
+    for (const end of [...restarts.map((r) => r - 1), LAST]) {
+      if (end >= from) {
+        const prepared = await current.prepare(batchAt(from, end), carries);
+        await current.write(session, prepared, reg);
+        carries = prepared.carries;
+      }
+      from = end + 1;
+      current = make();
+      carries = await current.resume(from);
+    }
+    const rows = await db.sql<{ block_number: string; token_id: string; flags: string[] }[]>`
+      SELECT block_number, token_id, flags FROM sales WHERE chain_id = ${chainId} ORDER BY block_number, token_id`;
+    return rows.map((r) => `${r.block_number}:${r.token_id}:${r.flags.join("+")}`);
+  }
+
+  test("a restart reads the flows back: the flags equal those of a run in one go", async () => {
+    const inOneGo = await index(5161, []);
+    assert.deepEqual(inOneGo, ["4:10:wash_funder", "5:12:", "6:11:wash_funder"]);
+    assert.deepEqual(await index(5162, [4]), inOneGo, "restarted before the first sale");
+    assert.deepEqual(await index(5163, [2, 5, 6]), inOneGo, "restarted between every step");
+    // Without a reader a restart starts with an empty memory, and the funding before it is not seen.
+    assert.deepEqual(await index(5164, [4], false), ["4:10:", "5:12:", "6:11:"]);
   });
 });

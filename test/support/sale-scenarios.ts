@@ -17,6 +17,7 @@ import {
   type DevChain,
   deployArtifact,
   devAddress,
+  fundAndUnlock,
   sendContractTx,
   waitForReceipt,
 } from "../../src/devchain/deploy.ts";
@@ -706,6 +707,49 @@ export async function playSaleScenarios(chain: DevChain): Promise<SaleScenarioWo
         sale(c.apes, 41n, seller, buyer, { native: price }),
       ]);
     }
+  }
+
+  // 22-24 (wash). Funding shortly before a sale, in transactions that move no NFT. Fresh accounts,
+  //    given a balance without a transfer, so that no earlier case's money ties them together.
+  {
+    const fresh = (n: number) => `0x${(0xf0d0 + n).toString(16).padStart(40, "0")}` as Address;
+    const accounts = Array.from({ length: 16 }, (_, i) => fresh(i));
+    await fundAndUnlock(chain, accounts, eth(1_000_000n));
+    const pay = async (from: Address, to: Address, value: bigint) =>
+      waitForReceipt(
+        chain,
+        await chain.walletClient.sendTransaction({ account: from, chain: null, to, value }),
+      );
+    const price = eth(700n);
+    const trade = async (name: string, tokenId: bigint, seller: Address, buyer: Address) => {
+      await send(c.apes, "mint", [seller, tokenId], deployer);
+      await send(c.apes, "setApprovalForAll", [c.escrow, true], seller);
+      const id = await list(seller, [{ nft: c.apes, tokenId }], ZERO_ADDRESS, price);
+      const r = await send(c.escrow, "buy", [id], buyer, price);
+      scenario(name, r, [sale(c.apes, tokenId, seller, buyer, { native: price })]);
+    };
+    const [funder, s22, b22, s23, b23, exchange, ...customers] = accounts as [Address, ...Address[]];
+    // 22. One account sends ETH to the buyer and to the seller in plain transfers, then they trade.
+    await pay(funder, b22 as Address, eth(800n));
+    await pay(funder, s22 as Address, eth(10n));
+    await trade(
+      "22 buyer and seller funded by one account shortly before",
+      60n,
+      s22 as Address,
+      b22 as Address,
+    );
+    // 23. The seller sends the buyer WETH, then sells to it.
+    await send(c.weth, "deposit", [], s23 as Address, eth(800n));
+    await send(c.weth, "transfer", [b23, eth(800n)], s23 as Address);
+    await trade("23 the seller sends the buyer WETH before the sale", 61n, s23 as Address, b23 as Address);
+    // 24. An exchange's wallet pays out to twelve accounts; two of its customers then trade.
+    const [s24, b24] = customers as [Address, Address];
+    const paidOut = [
+      ...customers,
+      ...["0xe1", "0xe2"].map((t) => `0x${t.slice(2).padStart(40, "0")}` as Address),
+    ];
+    for (const customer of paidOut) await pay(exchange as Address, customer, eth(5n));
+    await trade("24 an exchange pays out to twelve accounts, two of which trade", 62n, s24, b24);
   }
 
   const types = new Map<Address, ReadonlySet<ContractType>>([

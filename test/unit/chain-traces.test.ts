@@ -3,7 +3,12 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { MalformedAnswerError } from "../../src/chain/errors.ts";
-import { parseGethBlockTraces, parseParityBlockTraces } from "../../src/chain/traces.ts";
+import {
+  parseGethBlockTraceData,
+  parseGethBlockTraces,
+  parseParityBlockTraceData,
+  parseParityBlockTraces,
+} from "../../src/chain/traces.ts";
 import type { Hex } from "../../src/core/hex.ts";
 
 /**
@@ -72,6 +77,31 @@ describe("trace parsers on recorded mainnet blocks", () => {
       assert.deepEqual(fromParity, block === 1000690 ? [CREATION_IN_1000690] : []);
     });
   }
+
+  test("native movements carry their block and their transaction's index, alike in both forms", () => {
+    let moved = 0;
+    for (const block of BLOCKS) {
+      const hashes = transactionHashes(block);
+      const fromParity = parseParityBlockTraceData(parity(block).result, block).native;
+      const fromGeth = parseGethBlockTraceData(geth(block).result, block, blockHashOf(block), hashes).native;
+      const key = (n: (typeof fromParity)[number]) => `${n.txHash}:${n.from}:${n.to}:${n.value}:${n.txIndex}`;
+      // The recorded geth is old enough that its call tracer leaves self-destructs out.
+      const inParity = new Set(fromParity.map(key));
+      for (const n of fromGeth) assert.ok(inParity.has(key(n)), `block ${block}: ${key(n)}`);
+      assert.ok(fromGeth.length >= fromParity.length - 1, `block ${block}`);
+      for (const n of [...fromParity, ...fromGeth]) {
+        assert.equal(n.blockNumber, block);
+        assert.equal(hashes[n.txIndex], n.txHash, "the index is the transaction's place in its block");
+      }
+      // A node that leaves transactionPosition out: the index is counted from the frames.
+      const unplaced = (parity(block).result as Record<string, unknown>[]).map(
+        ({ transactionPosition: _, ...rest }) => rest,
+      );
+      assert.deepEqual(parseParityBlockTraceData(unplaced, block).native, fromParity);
+      moved += fromParity.length;
+    }
+    assert.ok(moved > 0, "the blocks move native coin");
+  });
 
   test("the recorded geth traces carry no txHash, so the block's hashes are required", () => {
     const recorded = geth(1000690).result;

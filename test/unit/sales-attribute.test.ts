@@ -33,7 +33,14 @@ function nft(tokenId: bigint, from: Address, to: Address, logIndex: number): Nft
     standard: "erc721",
   };
 }
-const pay = (from: Address, to: Address, value: bigint): NativeTransfer => ({ txHash: TX, from, to, value });
+const pay = (from: Address, to: Address, value: bigint): NativeTransfer => ({
+  txHash: TX,
+  from,
+  to,
+  value,
+  blockNumber: 0,
+  txIndex: 0,
+});
 
 function tx(parts: Partial<SaleTransaction>): SaleTransaction {
   return {

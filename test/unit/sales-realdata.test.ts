@@ -460,7 +460,8 @@ describe("an aggregator buying through Wyvern (Reservoir's Genie fixture)", () =
     const [kind, contract, tokenId] = p.token.split(":") as [string, Address, string];
     const from = p.from.toLowerCase() as Address;
     const to = p.to.toLowerCase() as Address;
-    if (kind === "native") native.push({ txHash: at.txHash, from, to, value: BigInt(p.amount) });
+    if (kind === "native")
+      native.push({ txHash: at.txHash, from, to, value: BigInt(p.amount), blockNumber: 0, txIndex: 0 });
     else
       logs.push(
         transferLog(

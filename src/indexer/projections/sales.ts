@@ -1,7 +1,8 @@
 /**
  * Every trade that involved a payment (sales, paid mints, returns) with its payments, priced at its
  * block, with the wash rules that fired. The carry is the memory of each token's recent sales, which
- * tells a wash cycle; the store is asked only for tokens it does not hold.
+ * tells a wash cycle (the store is asked only for tokens it does not hold), and the memory of the
+ * value flows over the funding lookback, which tells a common funder.
  */
 import type { Address } from "../../core/hex.ts";
 import {
@@ -12,23 +13,53 @@ import {
   tokenKey,
 } from "../../store/tables/sales.ts";
 import type { FetchedBatch } from "../batch.ts";
+import { FlowMemory } from "../flow-memory.ts";
+import { type FlowReader, readFlowsBefore } from "../flow-readback.ts";
 import { SaleMemory } from "../sale-memory.ts";
 import { tradesOfBatch } from "../trades.ts";
 import { defineProjection, need } from "./projection.ts";
 
-/** `memoryLimit`: tokens the memory of last sales holds before it starts again (its default when absent). */
-export function createSalesProjection(memoryLimit?: number) {
+export interface SalesProjectionOptions {
+  /** Tokens the memory of last sales holds before it starts again (its default when absent). */
+  memoryLimit?: number;
+  /**
+   * Reads the value flows of blocks from the node, as batches carry them, to fill the flow memory
+   * again on a resume. Pipelines built without one (tests, benchmarks) start with an empty memory:
+   * a sale in their first hour sees only the funding of the blocks they indexed.
+   */
+  readFlows?: FlowReader;
+}
+
+interface SalesCarry {
+  sales: SaleMemory;
+  flows: FlowMemory;
+}
+
+export function createSalesProjection(options: SalesProjectionOptions = {}) {
+  const { memoryLimit, readFlows } = options;
   return defineProjection({
     name: "sales",
     tables: [
       { name: "sales", order: "chain_id, block_number, log_index, seq, seller" },
       { name: "sale_payments", order: "chain_id, block_number, log_index, seq, seller, token" },
     ],
-    resume: ({ sql, chainId }) => SaleMemory.fromStore(sql, chainId, memoryLimit),
-    async prepare({ sql, chainId, batch, facts }, carry: SaleMemory) {
+    async resume({ sql, chainId, next }): Promise<SalesCarry> {
+      const flows = new FlowMemory();
+      const [sales, before] = await Promise.all([
+        SaleMemory.fromStore(sql, chainId, memoryLimit),
+        readFlows ? readFlowsBefore(readFlows, next) : Promise.resolve(undefined),
+      ]);
+      if (before) {
+        flows.add(before.flows);
+        flows.prune(before.lastBlockTime);
+      }
+      return { sales, flows };
+    },
+    async prepare({ sql, chainId, batch, facts }, carry: SalesCarry) {
       const sold = soldTokens(batch);
+      carry.flows.add(batch.flows ?? []);
       const [previous, deployers] = await Promise.all([
-        carry.lookup(sql, chainId, sold.tokens),
+        carry.sales.lookup(sql, chainId, sold.tokens),
         deployersOf(sql, chainId, [...sold.parties]),
       ]);
       for (const c of batch.creations) deployers.set(c.address, c.txFrom);
@@ -38,8 +69,11 @@ export function createSalesProjection(memoryLimit?: number) {
         previous,
         need(facts, "bidBefore", "sales"),
         (account) => deployers.get(account),
+        carry.flows,
       );
-      carry.remember(trades.lastSalesAfter);
+      carry.sales.remember(trades.lastSalesAfter);
+      const last = batch.headers.at(-1);
+      if (last) carry.flows.prune(last.timestamp);
       facts.trades = trades;
       return { prepared: encodeSales(trades.rows), carry };
     },
