@@ -289,12 +289,13 @@ class ChainIndexer {
 
   /**
    * Reads ownership history between two rounds (no batch in flight), for `sliceMs` at most, or to
-   * the end; what it adds to the ownership is in the store, so the carries are read again.
+   * the end; what it adds to the ownership is in the store, so the ownership's carry is read again
+   * (only it: the others do not read what a history writes).
    */
   private async readHistory(signal: AbortSignal, sliceMs: number): Promise<void> {
     if (this.history === undefined) return;
     const applied = await this.history.work(this.session, this.next, signal, Date.now() + sliceMs);
-    if (applied > 0) this.carries = await this.pipeline.resume(this.next);
+    if (applied > 0) this.carries = await this.pipeline.refresh(this.next, this.carries, ["ownership"]);
   }
 
   async run(next: number, signal: AbortSignal): Promise<void> {

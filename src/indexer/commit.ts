@@ -24,6 +24,12 @@ export interface BatchPipeline {
   readonly projections: readonly AnyProjection[];
   /** The carries to start from when `next` is the first block not yet indexed. */
   resume(next: number): Promise<Carries>;
+  /**
+   * The carries again for the projections named, whose tables something besides the batches has
+   * written (between two batches, with none in flight); the others keep theirs, which may be costly to
+   * read again (the funder rule's flows are read back from the node).
+   */
+  refresh(next: number, carries: Carries, names: readonly string[]): Promise<Carries>;
   prepare(batch: FetchedBatch, carries: Carries): Promise<PreparedBatch>;
   /**
    * Commits a prepared batch and its checkpoint in one transaction: after a crash at any instant
@@ -44,6 +50,13 @@ export function createBatchPipeline(options: {
       const carries: unknown[] = [];
       for (const p of projections) carries.push(await p.resume({ sql, chainId, next }));
       return carries;
+    },
+    async refresh(next, carries, names) {
+      const unknown = names.filter((name) => !projections.some((p) => p.name === name));
+      if (unknown.length > 0) throw new Error(`no projection named ${unknown.join(", ")}`);
+      return Promise.all(
+        projections.map((p, i) => (names.includes(p.name) ? p.resume({ sql, chainId, next }) : carries[i])),
+      );
     },
     async prepare(batch, carries) {
       const facts: BatchFacts = {};
