@@ -52,9 +52,14 @@ before(async () => {
   // Ranked windows: 300,000 collections in the year's window, a tenth of them in the day's, with
   // runs of equal sales counts.
   await db.sql`
-    INSERT INTO collection_windows (chain_id, window_seconds, contract, sales, sold_units, volume, max_unit_price)
+    INSERT INTO collection_windows (chain_id, window_seconds, contract, sales, sold_units, volume, max_unit_price,
+                                    flagged_sales, flagged_units, flagged_volume, flagged_max_unit_price)
     SELECT ${CHAIN_ID}, w, decode(substr(md5(i::text) || md5((-i)::text), 1, 40), 'hex'), i % 50 + 1, i % 70 + 1,
-      (i::numeric * 7919 % 1000003) * 1000000000000, (i::numeric * 104729 % 1000003) * 1000000000
+      (i::numeric * 7919 % 1000003) * 1000000000000, (i::numeric * 104729 % 1000003) * 1000000000,
+      -- One collection in seven also has flagged sales, which move it in the rankings that count them.
+      CASE WHEN i % 7 = 0 THEN i % 9 + 1 ELSE 0 END, CASE WHEN i % 7 = 0 THEN i % 11 + 1 ELSE 0 END,
+      CASE WHEN i % 7 = 0 THEN (i::numeric * 6101 % 1000003) * 1000000000000 ELSE 0 END,
+      CASE WHEN i % 7 = 0 THEN (i::numeric * 7573 % 1000003) * 1000000000 ELSE 0 END
     FROM generate_series(1, ${CONTRACTS}) AS i, (VALUES (86400), (31536000)) AS v(w)
     WHERE w = 31536000 OR i % 10 = 0`;
   await db.sql.unsafe("VACUUM ANALYZE collection_windows");
@@ -249,19 +254,28 @@ describe("the owners list's ends", () => {
 });
 
 describe("the rankings' plans", () => {
-  const INDEXES = /^collection_windows_by_|^contracts_pkey$/;
+  // Organic figures rank through their indexes, every priced sale through the `all` ones.
+  const INDEXES = {
+    organic: /^collection_windows_by_|^contracts_pkey$/,
+    all: /^collection_windows_all_by_|^contracts_pkey$/,
+  };
   // Each collection's name is one probe of the contracts' key: its index pages and a heap page.
   const NAME_LOOKUPS = 5 * LIMIT;
-  for (const metric of ["volume", "sales", "maxPrice", "avgPrice"] as RankingMetric[]) {
-    test(`${metric}: the first page, a deep page after a collection, and the largest offset, of a day and of a year`, async () => {
+  const cases = (["volume", "sales", "maxPrice", "avgPrice"] as RankingMetric[]).flatMap((metric) =>
+    [false, true].map((includeFlagged) => ({ metric, includeFlagged })),
+  );
+  for (const { metric, includeFlagged } of cases) {
+    const label = includeFlagged ? "with flagged sales" : "organic";
+    test(`${metric}, ${label}: the first page, a deep page after a collection, and the largest offset, of a day and of a year`, async () => {
+      const indexes = INDEXES[includeFlagged ? "all" : "organic"];
       for (const windowSeconds of [86_400, 31_536_000]) {
-        const page = { windowSeconds, metric, limit: LIMIT, offset: 0 };
-        await checkPlan(topQuery(db.sql, CHAIN_ID, page), LIMIT, INDEXES, NAME_LOOKUPS);
+        const page = { windowSeconds, metric, limit: LIMIT, offset: 0, includeFlagged };
+        await checkPlan(topQuery(db.sql, CHAIN_ID, page), LIMIT, indexes, NAME_LOOKUPS);
         // Deep in the ranking: go on after the collection at the largest offset.
         const [deep] = await topCollections(db.sql, CHAIN_ID, { ...page, limit: 1, offset: 10_000 });
         assert.ok(deep);
         const after = { value: deep.rankValue, contract: deep.contract };
-        await checkPlan(topQuery(db.sql, CHAIN_ID, { ...page, after }), LIMIT, INDEXES, NAME_LOOKUPS);
+        await checkPlan(topQuery(db.sql, CHAIN_ID, { ...page, after }), LIMIT, indexes, NAME_LOOKUPS);
         const next = await topCollections(db.sql, CHAIN_ID, { ...page, limit: 2, after });
         const byOffset = await topCollections(db.sql, CHAIN_ID, { ...page, limit: 2, offset: 10_001 });
         assert.deepEqual(next, byOffset, "after a collection is where the offset goes on");
