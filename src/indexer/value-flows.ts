@@ -58,8 +58,8 @@ export function valueFlows(
       const value = uintWord(log.data, 0);
       if (value === 0n) continue;
       flows.push({
-        from: wordToAddress((log.topics[1] as Hex).slice(2)),
-        to: wordToAddress((log.topics[2] as Hex).slice(2)),
+        from: wordToAddress(log.topics[1] as Hex),
+        to: wordToAddress(log.topics[2] as Hex),
         token: log.address,
         value,
         blockNumber: log.blockNumber,
