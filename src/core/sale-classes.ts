@@ -16,6 +16,8 @@ export const WASH_RULES = {
   self: "wash_self",
   /** The seller funded the buyer, or one account that funds few others funded both, shortly before. */
   funder: "wash_funder",
+  /** The seller handed at least half the price back to the buyer, or to its funder, within the hour after. */
+  returned: "wash_returned",
 } as const;
 
 export type WashRule = (typeof WASH_RULES)[keyof typeof WASH_RULES];

@@ -103,6 +103,11 @@ export interface ValueFlow {
   blockNumber: number;
   txIndex: number;
   time: number;
+  /**
+   * Moved in a transaction that moved an NFT: part of a trade, so never funding; read only for
+   * proceeds forwarded within a sale's own transaction.
+   */
+  inTrade?: true;
 }
 
 /** A transaction's sender, recipient (null for a deployment) and the value it sent. */
@@ -164,4 +169,27 @@ export interface MetadataUpdate {
   contract: Address;
   fromTokenId: bigint;
   toTokenId: bigint;
+}
+
+/** A stored sale by its key (the chain aside), with its collection and time: where the rollups count it. */
+export interface SaleKey {
+  contract: Address;
+  blockNumber: number;
+  logIndex: number;
+  seq: number;
+  seller: Address;
+  /** Unix seconds of its block. */
+  time: number;
+}
+
+/**
+ * A wash rule that fired on a sale after the sale itself was seen: by a later sale that closed a
+ * cycle it was a leg of, or by a later payment that handed its proceeds back. `blockNumber` and
+ * `txIndex` are those of the transaction that gave the verdict.
+ */
+export interface SaleVerdict {
+  sale: SaleKey;
+  rule: string;
+  blockNumber: number;
+  txIndex: number;
 }

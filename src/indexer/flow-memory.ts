@@ -10,6 +10,15 @@ import { FUNDING_LOOKBACK, type FundingFlows } from "../sales/wash.ts";
  * the next batch is never earlier than that block, so it finds every flow it may read.
  */
 export class FlowMemory implements FundingFlows {
+  /**
+   * Flows dropped before their hour was up, to keep the memory within `limit`: on a chain busier
+   * than that, a sale sees only the most recent funding.
+   */
+  droppedEarly = 0;
+
+  /** @param limit flows held at most: about 400 bytes each with their indexes (200 MB by default). */
+  constructor(private readonly limit = 500_000) {}
+
   /** Every flow held, in chain order: the oldest are dropped first. */
   private readonly held: ValueFlow[] = [];
   private readonly byRecipient = new Map<Address, ValueFlow[]>();
@@ -27,20 +36,25 @@ export class FlowMemory implements FundingFlows {
     return this.bySender.get(account) ?? NONE;
   }
 
-  /** Takes in flows later than every flow held, in chain order. */
+  /** Takes in flows later than every flow held, in chain order; those of trades are left out. */
   add(flows: readonly ValueFlow[]): void {
     for (const f of flows) {
+      if (f.inTrade) continue;
       this.held.push(f);
       append(this.byRecipient, f.to, f);
       append(this.bySender, f.from, f);
     }
   }
 
-  /** Drops the flows no sale at or after `newestTime` can read. */
+  /** Drops the flows no sale at or after `newestTime` can read, and the oldest beyond the limit. */
   prune(newestTime: number): void {
     const oldest = newestTime - FUNDING_LOOKBACK.seconds;
     let drop = 0;
     while (drop < this.held.length && (this.held[drop] as ValueFlow).time < oldest) drop++;
+    if (this.held.length - drop > this.limit) {
+      this.droppedEarly += this.held.length - drop - this.limit;
+      drop = this.held.length - this.limit;
+    }
     if (drop === 0) return;
     // Each account's flows are in chain order too, so what goes is a prefix of each: one splice per account.
     const received = new Map<Address, number>();

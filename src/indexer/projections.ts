@@ -19,6 +19,7 @@ import { bucketsProjection, daysProjection, rankingsProjection } from "./project
 import { createSalesProjection } from "./projections/sales.ts";
 import { tokensProjection } from "./projections/tokens.ts";
 import { transfersProjection } from "./projections/transfers.ts";
+import { verdictsProjection } from "./projections/verdicts.ts";
 
 export interface ProjectionsConfig {
   /** How payments are valued: the pegged tokens, the rate pools and the dollar tokens. */
@@ -44,6 +45,7 @@ export function createProjections(config: ProjectionsConfig): readonly AnyProjec
     bucketsProjection,
     daysProjection,
     rankingsProjection,
+    verdictsProjection,
     checkpointProjection,
   ];
 }

@@ -1,10 +1,11 @@
 import type { Address } from "../core/hex.ts";
-import { saleClass } from "../core/sale-classes.ts";
+import { saleClass, WASH_RULES } from "../core/sale-classes.ts";
+import type { SaleVerdict } from "../core/types.ts";
 import { addSaleToBucket, type SaleBucketDelta } from "../rollups/sale-buckets.ts";
 import { attributeTransaction, type BidLookup } from "../sales/attribute.ts";
 import { type PriceContext, priceTrade } from "../sales/price.ts";
 import { saleTransactions } from "../sales/transactions.ts";
-import { CYCLE_LOOKBACK, type FundingFlows, type PastSale, washRules } from "../sales/wash.ts";
+import { CYCLE_LOOKBACK, cycleLegs, type FundingFlows, type PastSale, washRules } from "../sales/wash.ts";
 import { type OpenBid, punkKey, type SaleRow, tokenKey } from "../store/tables/sales.ts";
 import type { FetchedBatch } from "./batch.ts";
 
@@ -16,6 +17,8 @@ export interface BatchTrades {
   buckets: SaleBucketDelta[];
   /** The recent sales of each token sold in the batch, oldest first: what the next batch starts from. */
   lastSalesAfter: Map<string, PastSale[]>;
+  /** The earlier legs of the cycles the batch's sales closed, stored or in the batch: flagged after the fact. */
+  verdicts: SaleVerdict[];
 }
 
 /**
@@ -65,6 +68,7 @@ export function tradesOfBatch(
   const latest = new Map<string, PastSale[]>();
   const rows: SaleRow[] = [];
   const buckets = new Map<string, SaleBucketDelta>();
+  const verdicts: SaleVerdict[] = [];
   for (const tx of transactions) {
     const prices = pricesAt(tx.blockNumber);
     bidsUpTo(tx.blockNumber, tx.nft[0]?.logIndex ?? 0);
@@ -74,6 +78,15 @@ export function tradesOfBatch(
       if (trade.kind === "sale") {
         const key = tokenKey(trade.contract, trade.tokenId);
         const history = latest.get(key) ?? recentSales(key);
+        for (const leg of cycleLegs({ buyer: trade.buyer, time, history })) {
+          const { blockNumber, logIndex, seq, seller } = leg;
+          verdicts.push({
+            sale: { contract: trade.contract, blockNumber, logIndex, seq, seller, time: leg.time },
+            rule: WASH_RULES.cycle,
+            blockNumber: trade.blockNumber,
+            txIndex: trade.txIndex,
+          });
+        }
         priced.flags.push(
           ...washRules({
             seller: trade.seller,
@@ -88,7 +101,17 @@ export function tradesOfBatch(
         );
         latest.set(
           key,
-          [...history, { seller: trade.seller, buyer: trade.buyer, time }].slice(-CYCLE_LOOKBACK.sales),
+          [
+            ...history,
+            {
+              seller: trade.seller,
+              buyer: trade.buyer,
+              time,
+              blockNumber: trade.blockNumber,
+              logIndex: trade.logIndex,
+              seq: trade.seq,
+            },
+          ].slice(-CYCLE_LOOKBACK.sales),
         );
         addSaleToBucket(buckets, {
           contract: trade.contract,
@@ -122,5 +145,5 @@ export function tradesOfBatch(
       });
     }
   }
-  return { rows, buckets: [...buckets.values()], lastSalesAfter: latest };
+  return { rows, buckets: [...buckets.values()], lastSalesAfter: latest, verdicts };
 }

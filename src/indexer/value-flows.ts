@@ -4,13 +4,15 @@ import { TRANSFER_TOPIC, TRANSFER_TOPICS } from "./decode/topics.ts";
 import { dataLengthOf, uintWord } from "./decode/words.ts";
 
 const TRANSFER_TOPIC_SET = new Set<Hex>(TRANSFER_TOPICS);
+const IN_TRADE = { inTrade: true } as const;
 
 /**
- * The value flows of blocks [from, to] in transactions that moved no NFT: native coin from the call
- * traces (absent without them) and the native-pegged tokens' `Transfer` logs, in chain order, with
- * their block's time. A transaction moved an NFT when one of its logs has the shape of an NFT
- * movement (any transfer event but an ERC-20 `Transfer` of three topics), read from the logs alone
- * so that a batch and the read-back after a restart tell the same transactions apart.
+ * The value flows of blocks [from, to]: native coin from the call traces (absent without them) and
+ * the native-pegged tokens' `Transfer` logs, in chain order, with their block's time. Those of a
+ * transaction that moved an NFT are marked `inTrade`: they are never funding. A transaction moved
+ * an NFT when one of its logs has the shape of an NFT movement (any transfer event but an ERC-20
+ * `Transfer` of three topics), read from the logs alone so that a batch and the read-back after a
+ * restart tell the same transactions apart.
  *
  * A pegged token's transfer, decoded by hand (an ERC-721 `Transfer` has a fourth topic):
  *   topics  [ Transfer topic0 | 12 zero bytes + from | 12 zero bytes + to ]
@@ -32,7 +34,7 @@ export function valueFlows(
   const timeOf = (block: number) => (read.headers[block - from] as BlockHeader).timestamp;
   const flows: ValueFlow[] = [];
   for (const n of read.native ?? []) {
-    if (n.blockNumber > to || nftTransactions.has(n.txHash)) continue;
+    if (n.blockNumber > to) continue;
     flows.push({
       from: n.from,
       to: n.to,
@@ -41,6 +43,7 @@ export function valueFlows(
       blockNumber: n.blockNumber,
       txIndex: n.txIndex,
       time: timeOf(n.blockNumber),
+      ...(nftTransactions.has(n.txHash) ? IN_TRADE : {}),
     });
   }
   if (pegged.size > 0) {
@@ -50,8 +53,7 @@ export function valueFlows(
         log.topics.length !== 3 ||
         log.data.length !== dataLengthOf(1) ||
         log.blockNumber > to ||
-        !pegged.has(log.address) ||
-        nftTransactions.has(log.transactionHash)
+        !pegged.has(log.address)
       ) {
         continue;
       }
@@ -65,6 +67,7 @@ export function valueFlows(
         blockNumber: log.blockNumber,
         txIndex: log.transactionIndex,
         time: timeOf(log.blockNumber),
+        ...(nftTransactions.has(log.transactionHash) ? IN_TRADE : {}),
       });
     }
   }

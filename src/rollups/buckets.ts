@@ -197,3 +197,51 @@ export async function undoBuckets(
     WHERE t.chain_id = ${chainId} AND t.contract = decode(u.c, 'hex') AND t.bucket_start = to_timestamp(u.st::bigint)
       AND t.transfers = 0`;
 }
+
+/** A collection's bucket, by its start in Unix seconds. */
+export interface BucketRef {
+  contract: Address;
+  start: number;
+}
+
+/**
+ * Works the sale figures of `buckets` out again from their sales, every class: after stored sales
+ * changed class (a wash rule that fired after the sale, or was taken back). A bucket's sales are read
+ * by time, through the BRIN index on it, however old the bucket.
+ */
+export function saleRecountStatements(
+  sql: Queryable,
+  chainId: number,
+  buckets: readonly BucketRef[],
+): Statement[] {
+  if (buckets.length === 0) return [];
+  const rows = bulkRows(
+    sql,
+    { c: joinColumn(buckets.map((b) => bare(b.contract))), st: joinColumn(buckets.map((b) => b.start)) },
+    { joined: true },
+  );
+  return [
+    sql`
+    UPDATE collection_buckets t
+    SET sales = f.n, sold_units = f.u, volume = f.v, min_unit_price = f.lo, max_unit_price = f.hi,
+        flagged_sales = f.fn, flagged_units = f.fu, flagged_volume = f.fv, flagged_min_unit_price = f.flo,
+        flagged_max_unit_price = f.fhi, unpriced_sales = f.pn, unpriced_units = f.pu
+    FROM ${rows}
+    CROSS JOIN LATERAL (
+      SELECT count(*) FILTER (WHERE k = 'organic') AS n, coalesce(sum(q) FILTER (WHERE k = 'organic'), 0) AS u,
+             coalesce(sum(v) FILTER (WHERE k = 'organic'), 0) AS v, min(p) FILTER (WHERE k = 'organic') AS lo,
+             max(p) FILTER (WHERE k = 'organic') AS hi,
+             count(*) FILTER (WHERE k = 'flagged') AS fn, coalesce(sum(q) FILTER (WHERE k = 'flagged'), 0) AS fu,
+             coalesce(sum(v) FILTER (WHERE k = 'flagged'), 0) AS fv, min(p) FILTER (WHERE k = 'flagged') AS flo,
+             max(p) FILTER (WHERE k = 'flagged') AS fhi,
+             count(*) FILTER (WHERE k = 'unpriced') AS pn, coalesce(sum(q) FILTER (WHERE k = 'unpriced'), 0) AS pu
+      FROM (
+        SELECT s.quantity AS q, s.total_native AS v, trunc(s.total_native / s.quantity) AS p,
+               mintlens_sale_class(s.flags) AS k
+        FROM sales s
+        WHERE s.chain_id = ${chainId} AND s.contract = decode(u.c, 'hex') AND s.kind = 'sale'
+          AND s.block_time >= to_timestamp(u.st::bigint) AND s.block_time < to_timestamp(u.st::bigint + ${BUCKET_SECONDS})
+      ) x) f
+    WHERE t.chain_id = ${chainId} AND t.contract = decode(u.c, 'hex') AND t.bucket_start = to_timestamp(u.st::bigint)`,
+  ];
+}

@@ -252,6 +252,25 @@ export async function undoRankings(
   await sql`UPDATE chains SET window_end = to_timestamp(${end}) WHERE chain_id = ${chainId}`;
 }
 
+/**
+ * Counts again, in each window ending at `end` that holds any of `buckets`, the figures of those
+ * buckets' collections: after the sale figures of the buckets were worked out again.
+ */
+export function bucketRecountStatements(
+  sql: Queryable,
+  chainId: number,
+  end: number,
+  buckets: readonly { contract: Address; start: number }[],
+): Statement[] {
+  const statements: Statement[] = [];
+  for (const seconds of RANKING_WINDOWS) {
+    const contracts = new Set<Address>();
+    for (const b of buckets) if (b.start >= end - seconds && b.start < end) contracts.add(b.contract);
+    if (contracts.size > 0) statements.push(...recountStatements(sql, chainId, seconds, end, [...contracts]));
+  }
+  return statements;
+}
+
 /** Counts every window again, ending at `end`: for a store whose windows were never kept. */
 export async function recountRankings(sql: Queryable, chainId: number, end: number): Promise<void> {
   for (const seconds of RANKING_WINDOWS)

@@ -8,12 +8,15 @@ import type { Address } from "../core/hex.ts";
 import { WASH_RULES, type WashRule } from "../core/sale-classes.ts";
 import type { ValueFlow } from "../core/types.ts";
 
-/** A sale of the token before this one, as the rules read it. */
+/** A sale of the token before this one, as the rules read it, with its key in the store. */
 export interface PastSale {
   seller: Address;
   buyer: Address;
   /** Unix seconds of its block. */
   time: number;
+  blockNumber: number;
+  logIndex: number;
+  seq: number;
 }
 
 /**
@@ -59,7 +62,7 @@ export interface WashInput {
 
 export function washRules(input: WashInput): WashRule[] {
   const rules: WashRule[] = [];
-  if (cycles(input)) rules.push(WASH_RULES.cycle);
+  if (cycleLegs(input).length > 0) rules.push(WASH_RULES.cycle);
   if (selfTrade(input)) rules.push(WASH_RULES.self);
   if (commonFunder(input)) rules.push(WASH_RULES.funder);
   return rules;
@@ -67,11 +70,22 @@ export function washRules(input: WashInput): WashRule[] {
 
 /**
  * The token comes back to an account that sold it in its recent sales: A→B→A, A→B→C→A and longer
- * rotations. A sale to a new account, or back to a holder of long ago, is not a cycle.
+ * rotations. A sale to a new account, or back to a holder of long ago, is not a cycle. The earlier
+ * legs of the cycle are the token's sales from the buyer's latest sale of it on, oldest first (none
+ * when the sale closes no cycle): each of them is as much a wash as the leg that closes it.
  */
-function cycles({ buyer, time, history }: WashInput): boolean {
+export function cycleLegs({
+  buyer,
+  time,
+  history,
+}: Pick<WashInput, "buyer" | "time" | "history">): PastSale[] {
   const recent = history.slice(-CYCLE_LOOKBACK.sales);
-  return recent.some((s) => s.seller === buyer && time - s.time <= CYCLE_LOOKBACK.seconds);
+  for (let k = recent.length - 1; k >= 0; k--) {
+    const s = recent[k] as PastSale;
+    if (time - s.time > CYCLE_LOOKBACK.seconds) break;
+    if (s.seller === buyer) return recent.slice(k);
+  }
+  return [];
 }
 
 /**
@@ -91,10 +105,7 @@ function selfTrade({ seller, buyer, deployerOf }: WashInput): boolean {
 function commonFunder(input: WashInput): boolean {
   const { seller, buyer, funding } = input;
   if (!funding || seller === buyer) return false;
-  const counts = (f: ValueFlow) =>
-    f.from !== f.to &&
-    input.time - f.time <= FUNDING_LOOKBACK.seconds &&
-    (f.blockNumber < input.blockNumber || (f.blockNumber === input.blockNumber && f.txIndex < input.txIndex));
+  const counts = fundingBefore(input);
   const buyerFunders = new Set<Address>();
   for (const f of funding.into(buyer)) {
     if (!counts(f)) continue;
@@ -109,6 +120,34 @@ function commonFunder(input: WashInput): boolean {
     if (!isHub(funding.outOf(f.from), counts)) return true;
   }
   return false;
+}
+
+/** Whether a flow is funding for a sale at `at`: between two accounts, within the lookback, strictly before it. */
+function fundingBefore(at: { time: number; blockNumber: number; txIndex: number }) {
+  return (f: ValueFlow) =>
+    f.from !== f.to &&
+    at.time - f.time <= FUNDING_LOOKBACK.seconds &&
+    (f.blockNumber < at.blockNumber || (f.blockNumber === at.blockNumber && f.txIndex < at.txIndex));
+}
+
+/**
+ * The accounts that sent `account` value within the lookback before a sale at `at` and are not hubs:
+ * those that may be its owner's other wallets. An exchange or a bridge paying out is left out.
+ */
+export function ownFunders(
+  account: Address,
+  at: { time: number; blockNumber: number; txIndex: number },
+  funding: FundingFlows,
+): Set<Address> {
+  const counts = fundingBefore(at);
+  const funders = new Set<Address>();
+  const hubs = new Set<Address>();
+  for (const f of funding.into(account)) {
+    if (!counts(f) || funders.has(f.from) || hubs.has(f.from)) continue;
+    if (isHub(funding.outOf(f.from), counts)) hubs.add(f.from);
+    else funders.add(f.from);
+  }
+  return funders;
 }
 
 function isHub(sent: readonly ValueFlow[], counts: (f: ValueFlow) => boolean): boolean {

@@ -201,14 +201,25 @@ describe("sales stored by the indexer", () => {
     assert.equal(totals?.bad, "0", "every total is its native part plus its converted part");
   });
 
-  test("the second leg of a wash pair is flagged, the first is not", async () => {
+  test("both legs of a wash pair are flagged: the second as it is seen, the first by a verdict after it", async () => {
     const first = world.scenarios.find((s) => s.name === "9 wash pair, first leg");
     const second = world.scenarios.find((s) => s.name === "9 wash pair, second leg");
     assert.ok(first && second);
     const [a] = await storedSalesOf(first.txHash);
     const [b] = await storedSalesOf(second.txHash);
-    assert.deepEqual(a?.flags, []);
+    assert.deepEqual(a?.flags, ["wash_cycle"]);
     assert.deepEqual(b?.flags, ["wash_cycle"]);
+    const verdicts = await db.sql<{ rule: string; by: string }[]>`
+      SELECT v.rule, '0x' || encode(t.tx_hash, 'hex') AS by
+      FROM sale_verdicts v JOIN sales s USING (chain_id, block_number, log_index, seq, seller)
+      JOIN sales t ON t.chain_id = v.chain_id AND t.block_number = v.verdict_block AND t.contract = s.contract
+        AND t.token_id = s.token_id
+      WHERE s.tx_hash = decode(${first.txHash.slice(2)}, 'hex')`;
+    assert.deepEqual(
+      [...verdicts],
+      [{ rule: "wash_cycle", by: second.txHash }],
+      "given by the second leg's block",
+    );
   });
 
   test("the store's sale classes are the indexer's, for every combination of flags", async () => {
@@ -227,14 +238,18 @@ describe("sales stored by the indexer", () => {
     }
   });
 
-  test("a rotation through three wallets is flagged where it closes; a sale without a rate is unpriced", async () => {
+  test("every leg of a rotation through three wallets is flagged; a sale without a rate is unpriced", async () => {
     const flagsOf = async (name: string) => {
       const played = world.scenarios.find((s) => s.name === name);
       assert.ok(played, name);
       return (await storedSalesOf(played.txHash)).map((s) => s.flags);
     };
     const legs = ["first", "second", "third"].map((leg) => `21 rotation through three wallets, ${leg} leg`);
-    assert.deepEqual(await Promise.all(legs.map(flagsOf)), [[[]], [[]], [["wash_cycle"]]]);
+    assert.deepEqual(await Promise.all(legs.map(flagsOf)), [
+      [["wash_cycle"]],
+      [["wash_cycle"]],
+      [["wash_cycle"]],
+    ]);
     assert.deepEqual(await flagsOf("20 sale paid in a token without a rate"), [["unpriced"]]);
   });
 
@@ -249,6 +264,35 @@ describe("sales stored by the indexer", () => {
     ]);
     assert.deepEqual(await flagsOf("23 the seller sends the buyer WETH before the sale"), [["wash_funder"]]);
     assert.deepEqual(await flagsOf("24 an exchange pays out to twelve accounts, two of which trade"), [[]]);
+  });
+
+  test("proceeds handed back to the buyer's funder flag the sale, later or in its own transaction", async () => {
+    const verdictsOf = async (name: string) => {
+      const played = world.scenarios.find((s) => s.name === name);
+      assert.ok(played, name);
+      const rows = await db.sql<{ flags: string[]; rules: string[]; given_after: boolean }[]>`
+        SELECT s.flags, array(SELECT v.rule FROM sale_verdicts v
+                              WHERE v.chain_id = s.chain_id AND v.block_number = s.block_number
+                                AND v.log_index = s.log_index AND v.seq = s.seq AND v.seller = s.seller) AS rules,
+               coalesce((SELECT bool_and(v.verdict_block > s.block_number) FROM sale_verdicts v
+                         WHERE v.chain_id = s.chain_id AND v.block_number = s.block_number
+                           AND v.log_index = s.log_index AND v.seq = s.seq AND v.seller = s.seller), false) AS given_after
+        FROM sales s WHERE s.tx_hash = decode(${played.txHash.slice(2)}, 'hex')`;
+      return [...rows];
+    };
+    assert.deepEqual(await verdictsOf("25 the seller hands the proceeds back to the buyer's funder"), [
+      { flags: ["wash_returned"], rules: ["wash_returned"], given_after: true },
+    ]);
+    assert.deepEqual(
+      await verdictsOf(
+        "26 a seller's Safe forwards the proceeds to the buyer's funder in the sale's transaction",
+      ),
+      [{ flags: ["wash_returned"], rules: ["wash_returned"], given_after: false }],
+    );
+    // The exchange's customer deposits its proceeds back at the exchange that paid the buyer out.
+    assert.deepEqual(await verdictsOf("24 an exchange pays out to twelve accounts, two of which trade"), [
+      { flags: [], rules: [], given_after: false },
+    ]);
   });
 
   test("the buckets hold every sale by class: count, units, volume and the extreme unit prices", async () => {

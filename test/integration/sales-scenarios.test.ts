@@ -51,6 +51,8 @@ const names = [
   "22 buyer and seller funded by one account shortly before",
   "23 the seller sends the buyer WETH before the sale",
   "24 an exchange pays out to twelve accounts, two of which trade",
+  "25 the seller hands the proceeds back to the buyer's funder",
+  "26 a seller's Safe forwards the proceeds to the buyer's funder in the sale's transaction",
 ];
 
 let anvil: Anvil;
@@ -128,6 +130,15 @@ const premises: Record<string, (tx: SaleTransaction | undefined) => void> = {
     const { safe } = world.contracts;
     assert.ok(tx?.native?.some((n) => n.from === safe && n.to === ELSEWHERE && n.value === 50n * 10n ** 18n));
     assert.ok(tx?.native?.some((n) => n.from === safe && n.to === ACTORS.bob && n.value === 3n * 10n ** 18n));
+  },
+  "26 a seller's Safe forwards the proceeds to the buyer's funder in the sale's transaction": (tx) => {
+    const { sellerSafe, weth } = world.contracts;
+    const paid = tx?.fungible.find((f) => f.contract === weth && f.to === sellerSafe);
+    assert.ok(paid, "the buyer paid the Safe in WETH");
+    assert.ok(
+      tx?.fungible.some((f) => f.contract === weth && f.from === sellerSafe && f.amount === paid.amount),
+      "the Safe passed all of it on in the same transaction",
+    );
   },
   "18 buy now, pay later: a lender pays most of the price": (tx) => {
     const { loans, weth } = world.contracts;

@@ -273,6 +273,7 @@ describe("the block-order keys", () => {
       "fungible_transfers_pkey",
       "nft_transfers_pkey",
       "sale_payments_pkey",
+      "sales_by_time",
       "sales_last_of_token",
       "sales_pkey",
     ]);

@@ -7,6 +7,7 @@ import type { FetchedBatch } from "../../src/indexer/batch.ts";
 import { type BatchPipeline, createBatchPipeline, type PreparedBatch } from "../../src/indexer/commit.ts";
 import { createProjections } from "../../src/indexer/projections.ts";
 import { ContractRegistry } from "../../src/indexer/registry.ts";
+import { rollbackAfter } from "../../src/indexer/rollback.ts";
 import { openWriteSession, type WriteSession } from "../../src/store/pg/session.ts";
 import { ensureChain, nextBlock } from "../../src/store/tables/chain-state.ts";
 import { storedContracts } from "../../src/store/tables/contracts.ts";
@@ -262,12 +263,13 @@ describe("the memory of last sales", () => {
       projections: createProjections({ rates: noRates }),
     }).resume(5);
     await run(salesBatch(5, [sale(5, 4n, CAROL, ALICE, 15n), sale(5, 1n, ALICE, BOB, 16n)]));
+    // Every leg of a cycle is flagged: the one closing it as it is seen, the earlier ones after it.
     assert.deepEqual(await washFlags(), [
-      "1:1:",
-      "1:2:",
+      "1:1:wash_cycle",
+      "1:2:wash_cycle",
       "2:1:wash_cycle",
       "3:3:",
-      "3:4:",
+      "3:4:wash_cycle",
       "4:2:wash_cycle",
       "4:3:",
       "5:1:wash_cycle",
@@ -300,14 +302,25 @@ describe("the memory of value flows", () => {
     time: header(block).timestamp,
   });
   // DAN funds Bob and Alice, Alice funds Carol; then Alice sells to Bob (a common funder), Bob to
-  // Carol (no tie), Alice to Carol (the seller funded the buyer).
-  const flows = [sent(1, DAN, BOB), sent(2, DAN, ALICE), sent(3, ALICE, CAROL)];
+  // Carol (no tie), Alice to Carol (the seller funded the buyer). Bob hands his proceeds back to
+  // Carol (returned, given later); token 12 goes on from Carol to Dan and back to Bob (a cycle
+  // closed by its third leg, Dan having funded Bob, which flags its two earlier legs later).
+  const flows = [sent(1, DAN, BOB), sent(2, DAN, ALICE), sent(3, ALICE, CAROL), sent(7, BOB, CAROL)];
   const sales = new Map([
     [4, [sale(4, 10n, ALICE, BOB, 10n)]],
-    [5, [sale(5, 12n, BOB, CAROL, 10n)]],
-    [6, [sale(6, 11n, ALICE, CAROL, 10n)]],
+    [5, [sale(5, 12n, BOB, CAROL, 20n)]],
+    [6, [sale(6, 11n, ALICE, CAROL, 30n)]],
+    [8, [sale(8, 12n, CAROL, DAN, 40n)]],
+    [9, [sale(9, 12n, DAN, BOB, 50n)]],
   ]);
-  const LAST = 7;
+  const LAST = 10;
+  const IN_ONE_GO = [
+    "4:10:wash_funder",
+    "5:12:wash_returned+wash_cycle",
+    "6:11:wash_funder",
+    "8:12:wash_cycle",
+    "9:12:wash_cycle+wash_funder",
+  ];
   const batchAt = (from: number, to: number): FetchedBatch => {
     const batches = Array.from({ length: to - from + 1 }, (_, i) =>
       salesBatch(from + i, sales.get(from + i) ?? []),
@@ -329,26 +342,66 @@ describe("the memory of value flows", () => {
     firstBlockTime: header(from).timestamp,
     lastBlockTime: header(to).timestamp,
   });
-
-  /** Indexes blocks 1..LAST on a chain of its own, restarting with a new pipeline before each of `restarts`. */
-  async function index(chainId: number, restarts: number[], withReader = true): Promise<string[]> {
-    await ensureChain(db.sql, { chainId, name: `flows-${chainId}`, nativeSymbol: "ETH", startBlock: 1 });
-    const reg = new ContractRegistry(
+  const registryOf = (chainId: number) =>
+    new ContractRegistry(
       (addresses) => storedContracts(db.sql, chainId, addresses),
       async () => {
         throw new Error("no contract is inspected here");
       },
     );
-    const make = () =>
-      createBatchPipeline({
-        sql: db.sql,
-        chainId,
-        projections: createProjections({ rates: noRates, ...(withReader ? { readFlows } : {}) }),
-      });
+  const pipelineOf = (chainId: number, withReader = true) =>
+    createBatchPipeline({
+      sql: db.sql,
+      chainId,
+      projections: createProjections({ rates: noRates, ...(withReader ? { readFlows } : {}) }),
+    });
+
+  /** What a chain's sales, verdicts and rollups hold, without its id: equal for equal histories. */
+  async function chainState(chainId: number): Promise<Record<string, unknown>> {
+    const rows = (query: string) =>
+      db.sql.unsafe(query, [chainId]).then((r) =>
+        r.map((row) => {
+          const { chain_id: _, ...rest } = row;
+          return JSON.stringify(rest, (_k, v) =>
+            v instanceof Uint8Array ? Buffer.from(v).toString("hex") : v,
+          );
+        }),
+      );
+    return {
+      sales: await rows(
+        "SELECT block_number, log_index, seq, flags, total_native FROM sales WHERE chain_id = $1 ORDER BY 1, 2, 3",
+      ),
+      verdicts: await rows(
+        "SELECT * FROM sale_verdicts WHERE chain_id = $1 ORDER BY block_number, log_index, rule",
+      ),
+      buckets: await rows(
+        "SELECT * FROM collection_buckets WHERE chain_id = $1 ORDER BY contract, bucket_start",
+      ),
+      days: await rows("SELECT * FROM collection_days WHERE chain_id = $1 ORDER BY contract, day"),
+      windows: await rows(
+        "SELECT * FROM collection_windows WHERE chain_id = $1 ORDER BY window_seconds, contract",
+      ),
+      end: await rows("SELECT window_end FROM chains WHERE chain_id = $1"),
+    };
+  }
+
+  /**
+   * Indexes blocks 1..last on a chain of its own, restarting with a new pipeline before each of
+   * `restarts`: the sales' flags.
+   */
+  async function index(
+    chainId: number,
+    restarts: number[],
+    withReader = true,
+    last = LAST,
+  ): Promise<string[]> {
+    await ensureChain(db.sql, { chainId, name: `flows-${chainId}`, nativeSymbol: "ETH", startBlock: 1 });
+    const reg = registryOf(chainId);
+    const make = () => pipelineOf(chainId, withReader);
     let current = make();
     let carries = await current.resume(1);
     let from = 1;
-    for (const end of [...restarts.map((r) => r - 1), LAST]) {
+    for (const end of [...restarts.map((r) => r - 1), last]) {
       if (end >= from) {
         const prepared = await current.prepare(batchAt(from, end), carries);
         await current.write(session, prepared, reg);
@@ -363,12 +416,45 @@ describe("the memory of value flows", () => {
     return rows.map((r) => `${r.block_number}:${r.token_id}:${r.flags.join("+")}`);
   }
 
-  test("a restart reads the flows back: the flags equal those of a run in one go", async () => {
-    const inOneGo = await index(5161, []);
-    assert.deepEqual(inOneGo, ["4:10:wash_funder", "5:12:", "6:11:wash_funder"]);
-    assert.deepEqual(await index(5162, [4]), inOneGo, "restarted before the first sale");
-    assert.deepEqual(await index(5163, [2, 5, 6]), inOneGo, "restarted between every step");
-    // Without a reader a restart starts with an empty memory, and the funding before it is not seen.
-    assert.deepEqual(await index(5164, [4], false), ["4:10:", "5:12:", "6:11:"]);
+  test("a restart reads the flows and the deals back: flags, verdicts and rollups equal those of a run in one go", async () => {
+    assert.deepEqual(await index(5161, []), IN_ONE_GO);
+    const inOneGo = await chainState(5161);
+    assert.deepEqual(
+      (inOneGo.verdicts as string[]).length,
+      3,
+      "two legs of the cycle and the proceeds handed back",
+    );
+    assert.deepEqual(await index(5162, [4]), IN_ONE_GO, "restarted before the first sale");
+    assert.deepEqual(await index(5163, [2, 5, 6, 7, 8, 9, 10]), IN_ONE_GO, "restarted between every step");
+    assert.deepEqual(await chainState(5163), inOneGo);
+    assert.deepEqual(await index(5165, [6, 9]), IN_ONE_GO);
+    assert.deepEqual(await chainState(5165), inOneGo);
+    // Without a reader a restart starts with empty memories, and the funding before it is not seen.
+    assert.deepEqual(await index(5164, [4], false), [
+      "4:10:",
+      "5:12:wash_returned+wash_cycle",
+      "6:11:",
+      "8:12:wash_cycle",
+      "9:12:wash_cycle",
+    ]);
+  });
+
+  test("a rollback takes back the verdicts given after its ancestor, and the rollups they moved", async () => {
+    await index(5169, []);
+    const inOneGo = await chainState(5169);
+    for (const [k, ancestor] of [6, 7, 8, 9].entries()) {
+      const [whole, upTo] = [5170 + 2 * k, 5171 + 2 * k];
+      await index(whole, []);
+      await index(upTo, [], true, ancestor);
+      const projections = pipelineOf(whole).projections;
+      await rollbackAfter(session, whole, ancestor, projections);
+      assert.deepEqual(await chainState(whole), await chainState(upTo), `rolled back to ${ancestor}`);
+      // Then on again, as after a reorganisation: the same as a run in one go.
+      const pipeline = pipelineOf(whole);
+      const carries = await pipeline.resume(ancestor + 1);
+      const prepared = await pipeline.prepare(batchAt(ancestor + 1, LAST), carries);
+      await pipeline.write(session, prepared, registryOf(whole));
+      assert.deepEqual(await chainState(whole), inOneGo, `indexed on from ${ancestor}`);
+    }
   });
 });

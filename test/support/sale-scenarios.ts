@@ -91,7 +91,9 @@ type ContractRole =
   | "factory"
   | "router"
   | "anyToken"
-  | "loans";
+  | "loans"
+  | "desk"
+  | "sellerSafe";
 
 const ETHER = 10n ** 18n;
 const eth = (milli: bigint) => (milli * ETHER) / 1000n;
@@ -152,6 +154,8 @@ export async function playSaleScenarios(chain: DevChain): Promise<SaleScenarioWo
     router: await deploy("SwapRouter"),
     anyToken: await deploy("AnyTokenAggregator", [AGGREGATOR_FEES, 100n]),
     loans: await deploy("LoanDesk"),
+    desk: await deploy("DealDesk"),
+    sellerSafe: ZERO_ADDRESS,
   };
   c.accountFactory = await deploy("SimpleAccountFactoryV07", [c.entryPoint]);
   const nameOf = new Map<Address, ContractName>([
@@ -177,6 +181,7 @@ export async function playSaleScenarios(chain: DevChain): Promise<SaleScenarioWo
     [c.router, "SwapRouter"],
     [c.anyToken, "AnyTokenAggregator"],
     [c.loans, "LoanDesk"],
+    [c.desk, "DealDesk"],
   ]);
   const send = (to: Address, functionName: string, args: unknown[], from: Address, value?: bigint) =>
     sendContractTx(chain, {
@@ -638,8 +643,7 @@ export async function playSaleScenarios(chain: DevChain): Promise<SaleScenarioWo
         ),
       ],
     });
-    // One owner of a threshold of one, sending the transaction itself: its pre-validated signature.
-    const signature = concat([pad(carol), pad("0x00"), "0x01"]);
+    const signature = ownerSignature(carol);
     const r = await sendContractTx(chain, {
       address: c.safe,
       abi: loadArtifact("SafeV150").abi,
@@ -713,7 +717,7 @@ export async function playSaleScenarios(chain: DevChain): Promise<SaleScenarioWo
   //    given a balance without a transfer, so that no earlier case's money ties them together.
   {
     const fresh = (n: number) => `0x${(0xf0d0 + n).toString(16).padStart(40, "0")}` as Address;
-    const accounts = Array.from({ length: 16 }, (_, i) => fresh(i));
+    const accounts = Array.from({ length: 22 }, (_, i) => fresh(i));
     await fundAndUnlock(chain, accounts, eth(1_000_000n));
     const pay = async (from: Address, to: Address, value: bigint) =>
       waitForReceipt(
@@ -728,7 +732,16 @@ export async function playSaleScenarios(chain: DevChain): Promise<SaleScenarioWo
       const r = await send(c.escrow, "buy", [id], buyer, price);
       scenario(name, r, [sale(c.apes, tokenId, seller, buyer, { native: price })]);
     };
-    const [funder, s22, b22, s23, b23, exchange, ...customers] = accounts as [Address, ...Address[]];
+    const [funder, s22, b22, s23, b23, exchange, ...rest] = accounts as [Address, ...Address[]];
+    const customers = rest.slice(0, 10);
+    const [f25, s25, b25, f26, b26, owner26] = rest.slice(10) as [
+      Address,
+      Address,
+      Address,
+      Address,
+      Address,
+      Address,
+    ];
     // 22. One account sends ETH to the buyer and to the seller in plain transfers, then they trade.
     await pay(funder, b22 as Address, eth(800n));
     await pay(funder, s22 as Address, eth(10n));
@@ -750,6 +763,94 @@ export async function playSaleScenarios(chain: DevChain): Promise<SaleScenarioWo
     ];
     for (const customer of paidOut) await pay(exchange as Address, customer, eth(5n));
     await trade("24 an exchange pays out to twelve accounts, two of which trade", 62n, s24, b24);
+    // The seller deposits its proceeds back at the exchange that paid the buyer out: not a return.
+    await pay(s24, exchange as Address, price);
+
+    // 25. An account funds the buyer; after the sale the seller hands the price back to that account.
+    await pay(f25, b25, eth(800n));
+    await trade("25 the seller hands the proceeds back to the buyer's funder", 63n, s25, b25);
+    await pay(s25, f25, price);
+
+    // 26. An account funds the buyer with WETH; the seller's Safe sells through a deal desk for
+    //     WETH and forwards the WETH to that account in the same MultiSend: the review's shape of a
+    //     self-funded trade whose money goes round again.
+    {
+      const wethPrice = eth(500_000n);
+      await send(c.weth, "deposit", [], f26, wethPrice);
+      await send(c.weth, "transfer", [b26, wethPrice], f26);
+      await send(c.weth, "approve", [c.desk, wethPrice], b26);
+      const setup = encodeFunctionData({
+        abi: loadArtifact("SafeV150").abi,
+        functionName: "setup",
+        args: [[owner26], 1n, ZERO_ADDRESS, "0x", ZERO_ADDRESS, ZERO_ADDRESS, 0n, ZERO_ADDRESS],
+      });
+      const created = await send(
+        c.safeFactory,
+        "createProxyWithNonce",
+        [c.safeSingleton, setup, 26n],
+        owner26,
+      );
+      c.sellerSafe = proxyCreated(created, c.safeFactory);
+      await send(c.apes, "mint", [c.sellerSafe, 64n], deployer);
+      const call = (target: Address, name: ContractName, functionName: string, args: unknown[]) => ({
+        target,
+        value: 0n,
+        data: encodeFunctionData({ abi: loadArtifact(name).abi, functionName, args }),
+      });
+      const calls = [
+        call(c.apes, "TestERC721", "setApprovalForAll", [c.desk, true]),
+        call(c.desk, "DealDesk", "settle", [
+          [
+            {
+              nft: c.apes,
+              tokenId: 64n,
+              seller: c.sellerSafe,
+              buyer: b26,
+              currency: c.weth,
+              price: wethPrice,
+            },
+          ],
+        ]),
+        call(c.weth, "WETH9", "transfer", [f26, wethPrice]),
+      ];
+      const multiSend = encodeFunctionData({
+        abi: loadArtifact("MultiSendV150").abi,
+        functionName: "multiSend",
+        args: [
+          concat(
+            calls.map((x) =>
+              encodePacked(
+                ["uint8", "address", "uint256", "uint256", "bytes"],
+                [0, x.target, x.value, BigInt(size(x.data)), x.data],
+              ),
+            ),
+          ),
+        ],
+      });
+      const r = await sendContractTx(chain, {
+        address: c.sellerSafe,
+        abi: loadArtifact("SafeV150").abi,
+        functionName: "execTransaction",
+        args: [
+          c.multiSend,
+          0n,
+          multiSend,
+          1,
+          0n,
+          0n,
+          0n,
+          ZERO_ADDRESS,
+          ZERO_ADDRESS,
+          ownerSignature(owner26),
+        ],
+        from: owner26,
+      });
+      scenario(
+        "26 a seller's Safe forwards the proceeds to the buyer's funder in the sale's transaction",
+        r,
+        [sale(c.apes, 64n, c.sellerSafe, b26, { fungible: [{ token: c.weth, amount: wethPrice }] })],
+      );
+    }
   }
 
   const types = new Map<Address, ReadonlySet<ContractType>>([
@@ -786,6 +887,11 @@ export const USER_OP_PREFUND =
 /** Two uint128 in one word, high then low, as v0.7's packed user operation holds gas figures. */
 function twoUint128(high: bigint, low: bigint): Hex {
   return `0x${high.toString(16).padStart(32, "0")}${low.toString(16).padStart(32, "0")}`;
+}
+
+/** A Safe's one owner (of a threshold of one) sending the transaction itself: its pre-validated signature. */
+function ownerSignature(owner: Address): Hex {
+  return concat([pad(owner), pad("0x00"), "0x01"]);
 }
 
 /** The Safe a factory's `ProxyCreation` says it made. */

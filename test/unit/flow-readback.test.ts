@@ -8,7 +8,6 @@ import {
   READBACK_CHUNK_BLOCKS,
   readFlowsBefore,
 } from "../../src/indexer/flow-readback.ts";
-import { FUNDING_LOOKBACK } from "../../src/sales/wash.ts";
 
 const A = `0x${"a1".repeat(20)}` as Address;
 const B = `0x${"b0".repeat(20)}` as Address;
@@ -43,9 +42,10 @@ describe("reading value flows back on a resume", () => {
       fc.asyncProperty(
         fc.integer({ min: 1, max: 20_000 }),
         fc.constantFrom(0.25, 1, 2, 12, 13.7),
-        async (next, seconds) => {
+        fc.constantFrom(3_600, 7_200),
+        async (next, seconds, lookback) => {
           const { read, asked, timeOf } = chainOf(seconds);
-          const got = await readFlowsBefore(read, next);
+          const got = await readFlowsBefore(read, next, lookback);
           assert.ok(got);
           const blocks = got.flows.map((f) => f.blockNumber);
           const first = blocks[0] as number;
@@ -55,14 +55,11 @@ describe("reading value flows back on a resume", () => {
             "contiguous, up to next - 1",
           );
           assert.ok(first >= Math.max(0, next - MAX_READBACK_BLOCKS));
+          assert.equal(got.firstBlock, first, "the first block read is told");
           const newest = timeOf(next - 1);
           assert.equal(got.lastBlockTime, newest);
           // Stopped only because the lookback was passed, the cap reached or block 0 read.
-          assert.ok(
-            first === 0 ||
-              first === next - MAX_READBACK_BLOCKS ||
-              timeOf(first) < newest - FUNDING_LOOKBACK.seconds,
-          );
+          assert.ok(first === 0 || first === next - MAX_READBACK_BLOCKS || timeOf(first) < newest - lookback);
           for (const [from, to] of asked) assert.ok(from <= to && to - from < READBACK_CHUNK_BLOCKS);
         },
       ),
@@ -72,7 +69,7 @@ describe("reading value flows back on a resume", () => {
 
   test("nothing before block 0", async () => {
     const { read, asked } = chainOf(12);
-    assert.equal(await readFlowsBefore(read, 0), undefined);
+    assert.equal(await readFlowsBefore(read, 0, 3_600), undefined);
     assert.deepEqual(asked, []);
   });
 });

@@ -9,6 +9,7 @@ import { FlowMemory } from "../../src/indexer/flow-memory.ts";
 import { valueFlows } from "../../src/indexer/value-flows.ts";
 import {
   CYCLE_LOOKBACK,
+  cycleLegs,
   FUNDING_LOOKBACK,
   MAX_FANOUT,
   type PastSale,
@@ -23,9 +24,13 @@ const noContracts = () => undefined;
 /** A position for rules that do not read it. */
 const AT = { blockNumber: 0, txIndex: 0 };
 
+function pastSale(seller: Address, buyer: Address, time: number, blockNumber: number): PastSale {
+  return { seller, buyer, time, blockNumber, logIndex: 0, seq: 0 };
+}
+
 /** The rules for a token's next sale after `legs` ([seller, buyer], an hour apart). */
 function rulesAfter(legs: [Address, Address][], next: [Address, Address], gap = HOUR) {
-  const history: PastSale[] = legs.map(([seller, buyer], i) => ({ seller, buyer, time: i * HOUR }));
+  const history: PastSale[] = legs.map(([seller, buyer], i) => pastSale(seller, buyer, i * HOUR, i));
   const time = (legs.length - 1) * HOUR + gap;
   return washRules({ seller: next[0], buyer: next[1], time, history, deployerOf: noContracts, ...AT });
 }
@@ -54,6 +59,20 @@ describe("wash rules", () => {
         [E, A],
       ),
       ["wash_cycle"],
+    );
+  });
+
+  test("the earlier legs of a cycle are the token's sales from the buyer's latest sale of it on", () => {
+    const history = [pastSale(D, A, 0, 1), pastSale(A, B, HOUR, 2), pastSale(B, C, 2 * HOUR, 3)];
+    const legs = (buyer: Address) => cycleLegs({ buyer, time: 3 * HOUR, history }).map((s) => s.blockNumber);
+    assert.deepEqual(legs(A), [2, 3], "A→B→C→A: the two legs before the one closing it");
+    assert.deepEqual(legs(B), [3], "B→C→B");
+    assert.deepEqual(legs(E), [], "no cycle");
+    const again = [...history, pastSale(C, A, 3 * HOUR, 4), pastSale(A, C, 4 * HOUR, 5)];
+    assert.deepEqual(
+      cycleLegs({ buyer: A, time: 5 * HOUR, history: again }).map((s) => s.blockNumber),
+      [5],
+      "the shortest cycle: from the buyer's latest sale",
     );
   });
 
@@ -115,16 +134,19 @@ describe("wash rules", () => {
         fc.integer({ min: 0, max: 40 * DAY }),
         (legs, seller, buyer, gap) => {
           let time = 0;
-          const history = legs.map((l) => {
+          const history = legs.map((l, i) => {
             time += l.gap;
-            return { seller: l.seller, buyer: l.buyer, time };
+            return pastSale(l.seller, l.buyer, time, i);
           });
           const now = time + gap;
-          const expected = history
-            .slice(-CYCLE_LOOKBACK.sales)
-            .some((s) => s.seller === buyer && now - s.time <= CYCLE_LOOKBACK.seconds);
+          const recent = history.slice(-CYCLE_LOOKBACK.sales);
+          const expected = recent.some((s) => s.seller === buyer && now - s.time <= CYCLE_LOOKBACK.seconds);
           const rules = washRules({ seller, buyer, time: now, history, deployerOf: noContracts, ...AT });
           assert.equal(rules.includes("wash_cycle"), expected);
+          // The earlier legs: from the buyer's latest sale of the token on, when that closes a cycle.
+          const latest = recent.map((s) => s.seller).lastIndexOf(buyer);
+          const legsOf = cycleLegs({ buyer, time: now, history });
+          assert.deepEqual(legsOf, expected ? recent.slice(latest) : []);
         },
       ),
     );
@@ -205,7 +227,7 @@ describe("wash rules: a common funder shortly before", () => {
     assert.deepEqual(rules([sent(C, B, FUNDING_LOOKBACK.seconds + 1), sent(C, A)]), []);
   });
 
-  test("value moved in a transaction that moved an NFT is no flow", () => {
+  test("value moved in a transaction that moved an NFT is marked as a trade's, and is never funding", () => {
     const headers: BlockHeader[] = [
       { number: 7, hash: "0x01", parentHash: "0x00", timestamp: 1_000, logsBloom: "0x" },
     ];
@@ -235,9 +257,15 @@ describe("wash rules: a common funder shortly before", () => {
     ];
     const flows = valueFlows({ headers, logs, native }, 7, 7, new Set([pegged]));
     assert.deepEqual(flows, [
+      { from: B, to: A, token: null, value: 3n, blockNumber: 7, txIndex: 0, time: 1_000, inTrade: true },
+      { from: B, to: A, token: pegged, value: 5n, blockNumber: 7, txIndex: 0, time: 1_000, inTrade: true },
       { from: C, to: D, token: null, value: 4n, blockNumber: 7, txIndex: 1, time: 1_000 },
       { from: A, to: B, token: pegged, value: 7n, blockNumber: 7, txIndex: 1, time: 1_000 },
     ]);
+    const memory = new FlowMemory();
+    memory.add(flows);
+    assert.deepEqual(memory.into(A), [], "the trade's flows are not held as funding");
+    assert.equal(memory.size, 2);
   });
 
   test("property: the rule follows its definition, and batching and pruning the memory change nothing", () => {
@@ -316,6 +344,34 @@ describe("wash rules: a common funder shortly before", () => {
           assert.deepEqual(got, expected);
         },
       ),
+    );
+  });
+});
+
+describe("the memory of value flows, at its limit", () => {
+  test("the oldest flows go first, from every index, and are counted", () => {
+    const memory = new FlowMemory(3);
+    const sent = (to: Address, time: number): ValueFlow => ({
+      from: A,
+      to,
+      token: null,
+      value: 1n,
+      blockNumber: time,
+      txIndex: 0,
+      time,
+    });
+    memory.add([sent(B, 1), sent(C, 2), sent(B, 3), sent(D, 4), sent(E, 5)]);
+    memory.prune(5);
+    assert.equal(memory.size, 3);
+    assert.equal(memory.droppedEarly, 2);
+    assert.deepEqual(
+      memory.into(B).map((f) => f.time),
+      [3],
+    );
+    assert.deepEqual(memory.into(C), []);
+    assert.deepEqual(
+      memory.outOf(A).map((f) => f.time),
+      [3, 4, 5],
     );
   });
 });

@@ -16,7 +16,7 @@
  * those before it derived from the batch (`facts`) or undid, and its statements run after theirs.
  */
 import type { Address } from "../../core/hex.ts";
-import type { NftTransfer } from "../../core/types.ts";
+import type { NftTransfer, SaleVerdict } from "../../core/types.ts";
 import type { Queryable, Sql } from "../../store/pg/database.ts";
 import type { Statement } from "../../store/pg/session.ts";
 import type { CountedSale } from "../../store/tables/sales.ts";
@@ -55,6 +55,10 @@ export interface BatchFacts {
   bidBefore?: (key: string) => { bidder: Address; value: bigint } | undefined;
   /** Sales: the batch's trades and their buckets. */
   trades?: BatchTrades;
+  /** Sales: wash rules that fired on sales already seen, stored or of this batch, in order. */
+  verdicts?: SaleVerdict[];
+  /** Rankings: where the ranked windows end after the batch (undefined before any is kept). */
+  windowEnd?: number;
 }
 
 export interface PrepareContext {

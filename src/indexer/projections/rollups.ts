@@ -50,6 +50,7 @@ export const rankingsProjection = defineProjection({
     const newest = batch.headers.at(-1);
     const to = newest === undefined ? carry : windowEndAt(newest.timestamp);
     const deltas = encodeSaleDeltas(need(facts, "trades", "rankings").buckets);
+    facts.windowEnd = to;
     return { prepared: { from: carry, to, deltas }, carry: to };
   },
   statements: (tx, { chainId }, { from, to, deltas }) =>

@@ -1,20 +1,26 @@
 /**
  * Every trade that involved a payment (sales, paid mints, returns) with its payments, priced at its
  * block, with the wash rules that fired. The carry is the memory of each token's recent sales, which
- * tells a wash cycle (the store is asked only for tokens it does not hold), and the memory of the
- * value flows over the funding lookback, which tells a common funder.
+ * tells a wash cycle (the store is asked only for tokens it does not hold), the memory of the value
+ * flows over the funding lookback, which tells a common funder, and the deals of the last hour,
+ * whose sellers may yet hand the proceeds back. Rules that fire on a sale after it was seen (an
+ * earlier leg of a cycle, proceeds handed back) are the batch's verdicts, written by the verdicts
+ * projection.
  */
 import type { Address } from "../../core/hex.ts";
+import { orderVerdicts } from "../../sales/verdicts.ts";
 import {
   deleteSalesAfter,
   deployersOf,
   encodeSales,
+  salesSince,
   salesStatements,
   tokenKey,
 } from "../../store/tables/sales.ts";
 import type { FetchedBatch } from "../batch.ts";
 import { FlowMemory } from "../flow-memory.ts";
 import { type FlowReader, readFlowsBefore } from "../flow-readback.ts";
+import { RETURN_LOOKAHEAD_SECONDS, ReturnWatch, WATCH_READBACK_SECONDS } from "../return-watch.ts";
 import { SaleMemory } from "../sale-memory.ts";
 import { tradesOfBatch } from "../trades.ts";
 import { defineProjection, need } from "./projection.ts";
@@ -24,8 +30,9 @@ export interface SalesProjectionOptions {
   memoryLimit?: number;
   /**
    * Reads the value flows of blocks from the node, as batches carry them, to fill the flow memory
-   * again on a resume. Pipelines built without one (tests, benchmarks) start with an empty memory:
-   * a sale in their first hour sees only the funding of the blocks they indexed.
+   * and the deals of the last hour again on a resume. Pipelines built without one (tests,
+   * benchmarks) start with both empty: a sale in their first hour sees only the funding of the
+   * blocks they indexed, and a deal before their start is not watched for returned proceeds.
    */
   readFlows?: FlowReader;
 }
@@ -33,6 +40,7 @@ export interface SalesProjectionOptions {
 interface SalesCarry {
   sales: SaleMemory;
   flows: FlowMemory;
+  deals: ReturnWatch;
 }
 
 export function createSalesProjection(options: SalesProjectionOptions = {}) {
@@ -45,19 +53,27 @@ export function createSalesProjection(options: SalesProjectionOptions = {}) {
     ],
     async resume({ sql, chainId, next }): Promise<SalesCarry> {
       const flows = new FlowMemory();
+      const deals = new ReturnWatch();
       const [sales, before] = await Promise.all([
         SaleMemory.fromStore(sql, chainId, memoryLimit),
-        readFlows ? readFlowsBefore(readFlows, next) : Promise.resolve(undefined),
+        readFlows ? readFlowsBefore(readFlows, next, WATCH_READBACK_SECONDS) : Promise.resolve(undefined),
       ]);
       if (before) {
+        // The deals of the last hour, with their funding and what was handed back since, as the
+        // batches that saw them left them: the verdicts they gave are stored already.
         flows.add(before.flows);
+        const since = before.lastBlockTime - RETURN_LOOKAHEAD_SECONDS;
+        deals.add(await salesSince(sql, chainId, before.firstBlock, since), flows);
+        deals.observe(before.flows);
+        deals.prune(before.lastBlockTime);
         flows.prune(before.lastBlockTime);
       }
-      return { sales, flows };
+      return { sales, flows, deals };
     },
     async prepare({ sql, chainId, batch, facts }, carry: SalesCarry) {
       const sold = soldTokens(batch);
-      carry.flows.add(batch.flows ?? []);
+      const batchFlows = batch.flows ?? [];
+      carry.flows.add(batchFlows);
       const [previous, deployers] = await Promise.all([
         carry.sales.lookup(sql, chainId, sold.tokens),
         deployersOf(sql, chainId, [...sold.parties]),
@@ -72,9 +88,18 @@ export function createSalesProjection(options: SalesProjectionOptions = {}) {
         carry.flows,
       );
       carry.sales.remember(trades.lastSalesAfter);
+      carry.deals.add(
+        trades.rows.filter((r) => r.kind === "sale"),
+        carry.flows,
+      );
+      const returned = carry.deals.observe(batchFlows);
       const last = batch.headers.at(-1);
-      if (last) carry.flows.prune(last.timestamp);
+      if (last) {
+        carry.flows.prune(last.timestamp);
+        carry.deals.prune(last.timestamp);
+      }
       facts.trades = trades;
+      facts.verdicts = orderVerdicts([...trades.verdicts, ...returned]);
       return { prepared: encodeSales(trades.rows), carry };
     },
     statements: (tx, { chainId }, prepared) => salesStatements(tx, chainId, prepared),

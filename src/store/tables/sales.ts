@@ -139,7 +139,17 @@ export function salesStatements(sql: Queryable, chainId: number, encoded: Encode
 
 /** The parties of each token's latest sale, keyed by contract + token id. */
 /** Each token's recent sales, oldest first, by `tokenKey`. */
-export type LastSales = ReadonlyMap<string, readonly { seller: Address; buyer: Address; time: number }[]>;
+/** A sale as the cycle rule reads it: its parties, time and key. */
+export interface PartiesOfSale {
+  seller: Address;
+  buyer: Address;
+  time: number;
+  blockNumber: number;
+  logIndex: number;
+  seq: number;
+}
+
+export type LastSales = ReadonlyMap<string, readonly PartiesOfSale[]>;
 
 export function tokenKey(contract: Address, tokenId: bigint): string {
   return `${contract}:${tokenId}`;
@@ -163,15 +173,27 @@ export async function lastSales(
   chainId: number,
   tokens: readonly { contract: Address; tokenId: bigint }[],
   count: number,
-): Promise<Map<string, { seller: Address; buyer: Address; time: number }[]>> {
-  const found = new Map<string, { seller: Address; buyer: Address; time: number }[]>();
+): Promise<Map<string, PartiesOfSale[]>> {
+  const found = new Map<string, PartiesOfSale[]>();
   if (tokens.length === 0) return found;
-  const rows = await sql<{ c: string; id: string; seller: Uint8Array; buyer: Uint8Array; time: string }[]>`
-    SELECT u.c, u.id, l.seller, l.buyer, l.time
+  const rows = await sql<
+    {
+      c: string;
+      id: string;
+      seller: Uint8Array;
+      buyer: Uint8Array;
+      time: string;
+      block_number: string;
+      log_index: number;
+      seq: number;
+    }[]
+  >`
+    SELECT u.c, u.id, l.seller, l.buyer, l.time, l.block_number, l.log_index, l.seq
     FROM unnest(${tokens.map((t) => bare(t.contract))}::text[], ${tokens.map((t) => t.tokenId.toString())}::text[])
       AS u(c, id)
     CROSS JOIN LATERAL (
-      SELECT s.seller, s.buyer, extract(epoch FROM s.block_time)::bigint AS time FROM sales s
+      SELECT s.seller, s.buyer, extract(epoch FROM s.block_time)::bigint AS time, s.block_number, s.log_index, s.seq
+      FROM sales s
       WHERE s.chain_id = ${chainId} AND s.kind = 'sale' AND s.contract = decode(u.c, 'hex') AND s.token_id = u.id::numeric
       ORDER BY s.chain_id DESC, s.contract DESC, s.token_id DESC, s.block_number DESC, s.log_index DESC, s.seq DESC
       LIMIT ${count}) l`;
@@ -183,6 +205,9 @@ export async function lastSales(
       seller: toHex(r.seller) as Address,
       buyer: toHex(r.buyer) as Address,
       time: Number(r.time),
+      blockNumber: Number(r.block_number),
+      logIndex: r.log_index,
+      seq: r.seq,
     });
     found.set(key, list);
   }
@@ -190,6 +215,64 @@ export async function lastSales(
 }
 
 /** Who deployed each of `accounts` that the store knows as a contract: the deploying transaction's sender. */
+/** A stored sale of kind `sale` with its parties, transaction, price and flags. */
+export interface StoredDealSale {
+  contract: Address;
+  blockNumber: number;
+  logIndex: number;
+  seq: number;
+  seller: Address;
+  buyer: Address;
+  txHash: `0x${string}`;
+  txIndex: number;
+  time: number;
+  totalNative: bigint;
+  flags: string[];
+}
+
+/** The sales from block `fromBlock` on whose block's time is `fromTime` or later, in chain order. */
+export async function salesSince(
+  sql: Queryable,
+  chainId: number,
+  fromBlock: number,
+  fromTime: number,
+): Promise<StoredDealSale[]> {
+  const rows = await sql<
+    {
+      contract: Uint8Array;
+      block_number: string;
+      log_index: number;
+      seq: number;
+      seller: Uint8Array;
+      buyer: Uint8Array;
+      tx_hash: Uint8Array;
+      tx_index: number;
+      time: string;
+      total_native: string;
+      flags: string[];
+    }[]
+  >`
+    SELECT contract, block_number, log_index, seq, seller, buyer, tx_hash, tx_index,
+           extract(epoch FROM block_time)::bigint AS time, total_native, flags
+    FROM sales
+    WHERE chain_id = ${chainId} AND block_number >= ${fromBlock} AND block_time >= to_timestamp(${fromTime})
+      AND kind = 'sale'
+    ORDER BY block_number, log_index, seq, seller`;
+  return rows.map((r) => ({
+    contract: toHex(r.contract) as Address,
+    blockNumber: Number(r.block_number),
+    logIndex: r.log_index,
+    seq: r.seq,
+    seller: toHex(r.seller) as Address,
+    buyer: toHex(r.buyer) as Address,
+    txHash: toHex(r.tx_hash) as `0x${string}`,
+    txIndex: r.tx_index,
+    time: Number(r.time),
+    totalNative: BigInt(r.total_native),
+    flags: r.flags,
+  }));
+}
+
 export async function deployersOf(
   sql: Queryable,
   chainId: number,
