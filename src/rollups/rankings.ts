@@ -108,17 +108,7 @@ export function rankingStatements(
         unpriced_sales = t.unpriced_sales + excluded.unpriced_sales`);
   }
   if (sliding.length > 0) {
-    for (const m of sliding) {
-      for (const figures of ["organic", "flagged"] as const) {
-        const column = sql.unsafe(HIGH[figures]);
-        statements.push(
-          sql`
-          UPDATE collection_windows t
-          SET ${column} = coalesce((${windowHigh(sql, chainId, to - m.seconds, to, figures)}), 0)
-          WHERE t.chain_id = ${chainId} AND t.window_seconds = ${m.seconds} AND t.${column} < 0`,
-        );
-      }
-    }
+    for (const m of sliding) statements.push(...windowHighStatements(sql, chainId, m.seconds, to));
     statements.push(sql`
       DELETE FROM collection_windows
       WHERE chain_id = ${chainId} AND window_seconds = ANY(${sliding.map((m) => m.seconds)}::int[])
@@ -128,6 +118,25 @@ export function rankingStatements(
   if (from !== to)
     statements.push(sql`UPDATE chains SET window_end = to_timestamp(${to}) WHERE chain_id = ${chainId}`);
   return statements;
+}
+
+/**
+ * Reads again, in the window of `seconds` ending at `end`, each highest price marked unknown (-1)
+ * from the rollups of the window.
+ */
+export function windowHighStatements(
+  sql: Queryable,
+  chainId: number,
+  seconds: number,
+  end: number,
+): Statement[] {
+  return (["organic", "flagged"] as const).map((figures) => {
+    const column = sql.unsafe(HIGH[figures]);
+    return sql`
+      UPDATE collection_windows t
+      SET ${column} = coalesce((${windowHigh(sql, chainId, end - seconds, end, figures)}), 0)
+      WHERE t.chain_id = ${chainId} AND t.window_seconds = ${seconds} AND t.${column} < 0`;
+  });
 }
 
 /** Rows of the rollups (alias `r`) with a sale of any class. */
@@ -250,25 +259,6 @@ export async function undoRankings(
     if (contracts.length > 0) await runInOrder(recountStatements(sql, chainId, seconds, end, contracts));
   }
   await sql`UPDATE chains SET window_end = to_timestamp(${end}) WHERE chain_id = ${chainId}`;
-}
-
-/**
- * Counts again, in each window ending at `end` that holds any of `buckets`, the figures of those
- * buckets' collections: after the sale figures of the buckets were worked out again.
- */
-export function bucketRecountStatements(
-  sql: Queryable,
-  chainId: number,
-  end: number,
-  buckets: readonly { contract: Address; start: number }[],
-): Statement[] {
-  const statements: Statement[] = [];
-  for (const seconds of RANKING_WINDOWS) {
-    const contracts = new Set<Address>();
-    for (const b of buckets) if (b.start >= end - seconds && b.start < end) contracts.add(b.contract);
-    if (contracts.size > 0) statements.push(...recountStatements(sql, chainId, seconds, end, [...contracts]));
-  }
-  return statements;
 }
 
 /** Counts every window again, ending at `end`: for a store whose windows were never kept. */

@@ -250,7 +250,11 @@ describe("the demo's trading, indexed", () => {
   test("wash pairs, punk sales and accepted punk bids, and paid mints", async () => {
     const { counts, contracts } = history;
     assert.ok(counts.washPairs > 0);
+    // The second leg of a pair flags itself, and its first leg by a verdict.
     assert.ok(sales.filter((s) => s.flags.includes("wash_cycle")).length >= counts.washPairs);
+    const [verdicts] = await db.sql<{ n: number }[]>`
+      SELECT count(*)::int AS n FROM sale_verdicts WHERE rule = 'wash_cycle'`;
+    assert.ok((verdicts?.n ?? 0) > 0, "first legs flagged after the fact");
     const punks = sales.filter((s) => s.contract === contracts.punks.address && s.kind === "sale");
     assert.ok(counts.punkSales > 0 && counts.punkBidSales > 0);
     assert.equal(punks.length, counts.punkSales + counts.punkBidSales);

@@ -5,6 +5,7 @@
  * so taking it out restores the flags the sale had.
  */
 import type { Address } from "../../core/hex.ts";
+import type { SaleClass } from "../../core/sale-classes.ts";
 import type { SaleKey, SaleVerdict } from "../../core/types.ts";
 import { bulkRows, joinColumn } from "../pg/bulk-rows.ts";
 import { bare, type Queryable, toHex } from "../pg/database.ts";
@@ -59,16 +60,24 @@ export function verdictStatements(sql: Queryable, chainId: number, encoded: Enco
   ];
 }
 
+/** A sale whose flags a rollback changed: its key, what its bucket counts of it, and its classes. */
+export interface RevokedSale extends SaleKey {
+  quantity: bigint;
+  totalNative: bigint;
+  was: SaleClass;
+  now: SaleClass;
+}
+
 /**
  * Takes back the verdicts given after `ancestor`: their rules leave the flags of the sales that
  * remain (those of the orphaned blocks are deleted with them). The sales whose flags changed, for
- * the rollups to count them again.
+ * the rollups to move them back.
  */
 export async function revokeVerdictsAfter(
   sql: Queryable,
   chainId: number,
   ancestor: number,
-): Promise<SaleKey[]> {
+): Promise<RevokedSale[]> {
   const rows = await sql<
     {
       contract: Uint8Array;
@@ -77,20 +86,28 @@ export async function revokeVerdictsAfter(
       seq: number;
       seller: Uint8Array;
       time: string;
+      quantity: string;
+      total_native: string;
+      was: SaleClass;
+      now: SaleClass;
     }[]
   >`
     WITH gone AS (
       DELETE FROM sale_verdicts WHERE chain_id = ${chainId} AND verdict_block > ${ancestor}
       RETURNING block_number, log_index, seq, seller, rule),
-    per_sale AS (
-      SELECT block_number, log_index, seq, seller, array_agg(rule) AS rules FROM gone
-      WHERE block_number <= ${ancestor} GROUP BY 1, 2, 3, 4)
+    target AS (
+      SELECT s.block_number, s.log_index, s.seq, s.seller, s.flags AS before, array_agg(g.rule) AS rules
+      FROM gone g JOIN sales s ON s.chain_id = ${chainId} AND s.block_number = g.block_number
+        AND s.log_index = g.log_index AND s.seq = g.seq AND s.seller = g.seller
+      WHERE g.block_number <= ${ancestor}
+      GROUP BY 1, 2, 3, 4, 5)
     UPDATE sales s
-    SET flags = ARRAY(SELECT f FROM unnest(s.flags) WITH ORDINALITY AS x(f, o) WHERE NOT (f = ANY (p.rules)) ORDER BY o)
-    FROM per_sale p
-    WHERE s.chain_id = ${chainId} AND s.block_number = p.block_number AND s.log_index = p.log_index
-      AND s.seq = p.seq AND s.seller = p.seller
-    RETURNING s.contract, s.block_number, s.log_index, s.seq, s.seller, extract(epoch FROM s.block_time)::bigint AS time`;
+    SET flags = ARRAY(SELECT f FROM unnest(t.before) WITH ORDINALITY AS x(f, o) WHERE f <> ALL (t.rules) ORDER BY o)
+    FROM target t
+    WHERE s.chain_id = ${chainId} AND s.block_number = t.block_number AND s.log_index = t.log_index
+      AND s.seq = t.seq AND s.seller = t.seller
+    RETURNING s.contract, s.block_number, s.log_index, s.seq, s.seller, extract(epoch FROM s.block_time)::bigint AS time,
+              s.quantity, s.total_native, mintlens_sale_class(t.before) AS was, mintlens_sale_class(s.flags) AS now`;
   return rows.map((r) => ({
     contract: toHex(r.contract) as Address,
     blockNumber: Number(r.block_number),
@@ -98,5 +115,9 @@ export async function revokeVerdictsAfter(
     seq: r.seq,
     seller: toHex(r.seller) as Address,
     time: Number(r.time),
+    quantity: BigInt(r.quantity),
+    totalNative: BigInt(r.total_native),
+    was: r.was,
+    now: r.now,
   }));
 }
