@@ -26,8 +26,14 @@ interface WatchedDeal extends Deal {
  * made again on a resume from the stored sales and the flows read back from the node.
  */
 export class ReturnWatch {
+  /** Every deal held, in chain order: the oldest are dropped first. */
   private deals: WatchedDeal[] = [];
-  private bySeller = new Map<Address, WatchedDeal[]>();
+  /**
+   * The deals by the payments that could hand their proceeds back: seller and recipient (the buyer
+   * or one of its funders). A payment is checked against those deals only, so a seller with many
+   * deals and many payments costs each payment its own few deals, not all of the seller's.
+   */
+  private readonly byPayment = new Map<string, WatchedDeal[]>();
 
   get size(): number {
     return this.deals.length;
@@ -60,9 +66,11 @@ export class ReturnWatch {
         };
         byKey.set(key, deal);
         this.deals.push(deal);
-        const list = this.bySeller.get(s.seller);
-        if (list) list.push(deal);
-        else this.bySeller.set(s.seller, [deal]);
+        for (const key of paymentKeys(deal)) {
+          const list = this.byPayment.get(key);
+          if (list) list.push(deal);
+          else this.byPayment.set(key, [deal]);
+        }
       }
       deal.price += s.totalNative;
       deal.done &&= s.flags.includes(WASH_RULES.returned);
@@ -78,7 +86,7 @@ export class ReturnWatch {
   observe(flows: readonly ValueFlow[]): SaleVerdict[] {
     const verdicts: SaleVerdict[] = [];
     for (const flow of flows) {
-      for (const deal of this.bySeller.get(flow.from) ?? []) {
+      for (const deal of this.byPayment.get(`${flow.from}${flow.to}`) ?? []) {
         if (deal.done || !returnsProceeds(deal, flow)) continue;
         deal.returned += flow.value;
         if (!returnedEnough(deal.price, deal.returned)) continue;
@@ -101,14 +109,22 @@ export class ReturnWatch {
     let drop = 0;
     while (drop < this.deals.length && (this.deals[drop] as WatchedDeal).time < oldest) drop++;
     if (drop === 0) return;
-    this.deals = this.deals.slice(drop);
-    this.bySeller = new Map();
-    for (const d of this.deals) {
-      const list = this.bySeller.get(d.seller);
-      if (list) list.push(d);
-      else this.bySeller.set(d.seller, [d]);
+    // Each payment's deals are in chain order too, so what goes is a prefix of each list.
+    const dropped = new Map<string, number>();
+    for (const deal of this.deals.splice(0, drop))
+      for (const key of paymentKeys(deal)) dropped.set(key, (dropped.get(key) ?? 0) + 1);
+    for (const [key, count] of dropped) {
+      const list = this.byPayment.get(key);
+      if (!list) continue;
+      if (count >= list.length) this.byPayment.delete(key);
+      else list.splice(0, count);
     }
   }
+}
+
+/** The payments that could hand a deal's proceeds back: from its seller to its buyer or a funder. */
+function paymentKeys(deal: Deal): string[] {
+  return [deal.buyer, ...deal.funders].map((to) => `${deal.seller}${to}`);
 }
 
 export const RETURN_LOOKAHEAD_SECONDS = RETURN_LOOKAHEAD.seconds;
