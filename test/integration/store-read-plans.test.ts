@@ -21,8 +21,18 @@ const COLLECTION = `0x${"c0".repeat(20)}` as Address;
 
 let db: TestDatabase;
 
+/** The tables filled below: their secondary indexes are built after the rows, as a restore would. */
+const FILLED = ["contracts", "collection_holders", "collection_windows"];
+
 before(async () => {
   db = await createTestDatabase();
+  // Building an index over rows already there is a sort, several times faster than maintaining it
+  // row by row; the indexes are the migrations' own, read back from the catalog and made again.
+  const indexes = await db.sql<{ name: string; definition: string }[]>`
+    SELECT i.indexname AS name, i.indexdef AS definition FROM pg_indexes i
+    WHERE i.schemaname = current_schema() AND i.tablename = ANY(${FILLED})
+      AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = (quote_ident(i.indexname))::regclass)`;
+  for (const { name } of indexes) await db.sql.unsafe(`DROP INDEX ${name}`);
   // Seven contracts per second of mint time, one in fifty of unknown mint time, addresses in no
   // relation to the order; two CryptoPunks-like contracts among them, and contracts of two types.
   await db.sql`
@@ -62,6 +72,7 @@ before(async () => {
       CASE WHEN i % 7 = 0 THEN (i::numeric * 7573 % 1000003) * 1000000000 ELSE 0 END
     FROM generate_series(1, ${CONTRACTS}) AS i, (VALUES (86400), (31536000)) AS v(w)
     WHERE w = 31536000 OR i % 10 = 0`;
+  for (const { definition } of indexes) await db.sql.unsafe(definition);
   await db.sql.unsafe("VACUUM ANALYZE collection_windows");
   await db.sql.unsafe("VACUUM ANALYZE contracts");
   await db.sql.unsafe("VACUUM ANALYZE collection_holders");
