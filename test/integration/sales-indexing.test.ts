@@ -295,6 +295,45 @@ describe("sales stored by the indexer", () => {
     ]);
   });
 
+  test("false positives and misses counted: every wash case flagged, no honest case", async (t) => {
+    // The cases that are wash trades; every other sale of the scenarios is between independent
+    // parties (plain sales, bundles, sweeps, swaps, smart accounts, loans, an exchange's customers,
+    // a buyback a month later).
+    const WASH = new Set([
+      "9 wash pair, first leg",
+      "9 wash pair, second leg",
+      "21 rotation through three wallets, first leg",
+      "21 rotation through three wallets, second leg",
+      "21 rotation through three wallets, third leg",
+      "22 buyer and seller funded by one account shortly before",
+      "23 the seller sends the buyer WETH before the sale",
+      "25 the seller hands the proceeds back to the buyer's funder",
+      "26 a seller's Safe forwards the proceeds to the buyer's funder in the sale's transaction",
+    ]);
+    const falsePositives: string[] = [];
+    const missed: string[] = [];
+    let [wash, honest] = [0, 0];
+    for (const played of world.scenarios) {
+      for (const sale of await storedSalesOf(played.txHash)) {
+        if (sale.kind !== "sale") continue;
+        const flagged = sale.flags.some((f) => f.startsWith("wash"));
+        if (WASH.has(played.name)) {
+          wash++;
+          if (!flagged) missed.push(played.name);
+        } else {
+          honest++;
+          if (flagged) falsePositives.push(`${played.name}: ${sale.flags.join(",")}`);
+        }
+      }
+    }
+    t.diagnostic(
+      `wash rules: ${wash} wash sales, ${missed.length} missed; ${honest} honest sales, ${falsePositives.length} flagged`,
+    );
+    assert.ok(wash >= WASH.size && honest >= 20, `${wash} wash and ${honest} honest sales`);
+    assert.deepEqual(falsePositives, [], "honest sales flagged");
+    assert.deepEqual(missed, [], "wash sales not flagged");
+  });
+
   test("the buckets hold every sale by class: count, units, volume and the extreme unit prices", async () => {
     // The class of each stored sale, worked out here from its flags: a wash rule or a rate outlier
     // makes it flagged, a payment without a rate unpriced, anything else organic.

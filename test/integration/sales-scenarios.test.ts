@@ -53,6 +53,7 @@ const names = [
   "24 an exchange pays out to twelve accounts, two of which trade",
   "25 the seller hands the proceeds back to the buyer's funder",
   "26 a seller's Safe forwards the proceeds to the buyer's funder in the sale's transaction",
+  "27 a collector buys back, a month later, a token it sold",
 ];
 
 let anvil: Anvil;

@@ -851,6 +851,19 @@ export async function playSaleScenarios(chain: DevChain): Promise<SaleScenarioWo
         [sale(c.apes, 64n, c.sellerSafe, b26, { fungible: [{ token: c.weth, amount: wethPrice }] })],
       );
     }
+
+    // 27. A collector buys back, 31 days later, the token it sold in case 25: no cycle any more, and
+    //     the funding and the proceeds handed back are a month old.
+    await chain.testClient.increaseTime({ seconds: 31 * 86_400 });
+    await chain.testClient.mine({ blocks: 1 });
+    await send(c.apes, "setApprovalForAll", [c.escrow, true], b25);
+    {
+      const id = await list(b25, [{ nft: c.apes, tokenId: 63n }], ZERO_ADDRESS, price);
+      const r = await send(c.escrow, "buy", [id], s25, price);
+      scenario("27 a collector buys back, a month later, a token it sold", r, [
+        sale(c.apes, 63n, b25, s25, { native: price }),
+      ]);
+    }
   }
 
   const types = new Map<Address, ReadonlySet<ContractType>>([
