@@ -33,7 +33,7 @@ export class ReturnWatch {
    * or one of its funders). A payment is checked against those deals only, so a seller with many
    * deals and many payments costs each payment its own few deals, not all of the seller's.
    */
-  private readonly byPayment = new Map<string, WatchedDeal[]>();
+  private readonly byPayment = new Map<Address, Map<Address, WatchedDeal[]>>();
 
   get size(): number {
     return this.deals.length;
@@ -66,10 +66,15 @@ export class ReturnWatch {
         };
         byKey.set(key, deal);
         this.deals.push(deal);
-        for (const key of paymentKeys(deal)) {
-          const list = this.byPayment.get(key);
+        let paid = this.byPayment.get(deal.seller);
+        if (!paid) {
+          paid = new Map();
+          this.byPayment.set(deal.seller, paid);
+        }
+        for (const to of recipients(deal)) {
+          const list = paid.get(to);
           if (list) list.push(deal);
-          else this.byPayment.set(key, [deal]);
+          else paid.set(to, [deal]);
         }
       }
       deal.price += s.totalNative;
@@ -86,7 +91,9 @@ export class ReturnWatch {
   observe(flows: readonly ValueFlow[]): SaleVerdict[] {
     const verdicts: SaleVerdict[] = [];
     for (const flow of flows) {
-      for (const deal of this.byPayment.get(`${flow.from}${flow.to}`) ?? []) {
+      const deals = this.byPayment.get(flow.from)?.get(flow.to);
+      if (!deals) continue;
+      for (const deal of deals) {
         if (deal.done || !returnsProceeds(deal, flow)) continue;
         deal.returned += flow.value;
         if (!returnedEnough(deal.price, deal.returned)) continue;
@@ -109,22 +116,34 @@ export class ReturnWatch {
     let drop = 0;
     while (drop < this.deals.length && (this.deals[drop] as WatchedDeal).time < oldest) drop++;
     if (drop === 0) return;
-    // Each payment's deals are in chain order too, so what goes is a prefix of each list.
-    const dropped = new Map<string, number>();
-    for (const deal of this.deals.splice(0, drop))
-      for (const key of paymentKeys(deal)) dropped.set(key, (dropped.get(key) ?? 0) + 1);
-    for (const [key, count] of dropped) {
-      const list = this.byPayment.get(key);
-      if (!list) continue;
-      if (count >= list.length) this.byPayment.delete(key);
-      else list.splice(0, count);
+    // Each payment's deals are in chain order too, so what goes is a prefix of each list: counted,
+    // then cut once per list.
+    const dropped = new Map<WatchedDeal[], { seller: Address; to: Address; count: number }>();
+    for (const deal of this.deals.splice(0, drop)) {
+      const paid = this.byPayment.get(deal.seller);
+      for (const to of recipients(deal)) {
+        const list = paid?.get(to);
+        if (!list) continue;
+        const cut = dropped.get(list);
+        if (cut) cut.count++;
+        else dropped.set(list, { seller: deal.seller, to, count: 1 });
+      }
+    }
+    for (const [list, { seller, to, count }] of dropped) {
+      if (count < list.length) {
+        list.splice(0, count);
+        continue;
+      }
+      const paid = this.byPayment.get(seller);
+      paid?.delete(to);
+      if (paid?.size === 0) this.byPayment.delete(seller);
     }
   }
 }
 
-/** The payments that could hand a deal's proceeds back: from its seller to its buyer or a funder. */
-function paymentKeys(deal: Deal): string[] {
-  return [deal.buyer, ...deal.funders].map((to) => `${deal.seller}${to}`);
+/** Who the seller could hand a deal's proceeds back to: its buyer or one of the buyer's funders. */
+function recipients(deal: Deal): Address[] {
+  return deal.funders.size === 0 ? [deal.buyer] : [deal.buyer, ...deal.funders];
 }
 
 export const RETURN_LOOKAHEAD_SECONDS = RETURN_LOOKAHEAD.seconds;

@@ -130,6 +130,8 @@ function fundingBefore(at: { time: number; blockNumber: number; txIndex: number 
     (f.blockNumber < at.blockNumber || (f.blockNumber === at.blockNumber && f.txIndex < at.txIndex));
 }
 
+const NO_FUNDERS: ReadonlySet<Address> = new Set();
+
 /**
  * The accounts that sent `account` value within the lookback before a sale at `at` and are not hubs:
  * those that may be its owner's other wallets. An exchange or a bridge paying out is left out.
@@ -138,11 +140,13 @@ export function ownFunders(
   account: Address,
   at: { time: number; blockNumber: number; txIndex: number },
   funding: FundingFlows,
-): Set<Address> {
+): ReadonlySet<Address> {
+  const received = funding.into(account);
+  if (received.length === 0) return NO_FUNDERS;
   const counts = fundingBefore(at);
   const funders = new Set<Address>();
   const hubs = new Set<Address>();
-  for (const f of funding.into(account)) {
+  for (const f of received) {
     if (!counts(f) || funders.has(f.from) || hubs.has(f.from)) continue;
     if (isHub(funding.outOf(f.from), counts)) hubs.add(f.from);
     else funders.add(f.from);
