@@ -193,3 +193,14 @@ export interface SaleVerdict {
   blockNumber: number;
   txIndex: number;
 }
+
+/** A token's sale before the one being flagged, as the cycle rule reads it, with its key in the store. */
+export interface PastSale {
+  seller: Address;
+  buyer: Address;
+  /** Unix seconds of its block. */
+  time: number;
+  blockNumber: number;
+  logIndex: number;
+  seq: number;
+}

@@ -1,23 +1,14 @@
 /**
  * Wash rules: which of a sale's parties are not independent of each other, from the token's recent
- * sales, who deployed the accounts involved and who sent them value shortly before. Pure: the indexer hands in what it read. Each rule
- * that fires is one flag on the sale; a flagged sale is stored and counted apart from the organic
- * figures (src/core/sale-classes.ts).
+ * sales, who deployed the accounts involved and who sent them value shortly before. Pure: the
+ * indexer hands in what it read. Each rule that fires is one flag on the sale; a flagged sale is
+ * stored and counted apart from the organic figures (src/core/sale-classes.ts).
  */
 import type { Address } from "../core/hex.ts";
 import { WASH_RULES, type WashRule } from "../core/sale-classes.ts";
-import type { ValueFlow } from "../core/types.ts";
+import type { PastSale, ValueFlow } from "../core/types.ts";
 
-/** A sale of the token before this one, as the rules read it, with its key in the store. */
-export interface PastSale {
-  seller: Address;
-  buyer: Address;
-  /** Unix seconds of its block. */
-  time: number;
-  blockNumber: number;
-  logIndex: number;
-  seq: number;
-}
+export type { PastSale };
 
 /**
  * How far back a token's sales are looked at for a cycle: its last `sales` sales within `seconds`.

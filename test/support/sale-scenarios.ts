@@ -629,20 +629,7 @@ export async function playSaleScenarios(chain: DevChain): Promise<SaleScenarioWo
       buyCall(id, price),
       { target: bob, value: eth(3000n), data: "0x" as Hex },
     ];
-    const multiSend = encodeFunctionData({
-      abi: loadArtifact("MultiSendV150").abi,
-      functionName: "multiSend",
-      args: [
-        concat(
-          calls.map((call) =>
-            encodePacked(
-              ["uint8", "address", "uint256", "uint256", "bytes"],
-              [0, call.target, call.value, BigInt(size(call.data)), call.data],
-            ),
-          ),
-        ),
-      ],
-    });
+    const multiSend = multiSendOf(calls);
     const signature = ownerSignature(carol);
     const r = await sendContractTx(chain, {
       address: c.safe,
@@ -813,20 +800,7 @@ export async function playSaleScenarios(chain: DevChain): Promise<SaleScenarioWo
         ]),
         call(c.weth, "WETH9", "transfer", [f26, wethPrice]),
       ];
-      const multiSend = encodeFunctionData({
-        abi: loadArtifact("MultiSendV150").abi,
-        functionName: "multiSend",
-        args: [
-          concat(
-            calls.map((x) =>
-              encodePacked(
-                ["uint8", "address", "uint256", "uint256", "bytes"],
-                [0, x.target, x.value, BigInt(size(x.data)), x.data],
-              ),
-            ),
-          ),
-        ],
-      });
+      const multiSend = multiSendOf(calls);
       const r = await sendContractTx(chain, {
         address: c.sellerSafe,
         abi: loadArtifact("SafeV150").abi,
@@ -900,6 +874,24 @@ export const USER_OP_PREFUND =
 /** Two uint128 in one word, high then low, as v0.7's packed user operation holds gas figures. */
 function twoUint128(high: bigint, low: bigint): Hex {
   return `0x${high.toString(16).padStart(32, "0")}${low.toString(16).padStart(32, "0")}`;
+}
+
+/** MultiSend v1.5.0's call data for plain calls, one after another. */
+function multiSendOf(calls: readonly { target: Address; value: bigint; data: Hex }[]): Hex {
+  return encodeFunctionData({
+    abi: loadArtifact("MultiSendV150").abi,
+    functionName: "multiSend",
+    args: [
+      concat(
+        calls.map((call) =>
+          encodePacked(
+            ["uint8", "address", "uint256", "uint256", "bytes"],
+            [0, call.target, call.value, BigInt(size(call.data)), call.data],
+          ),
+        ),
+      ),
+    ],
+  });
 }
 
 /** A Safe's one owner (of a threshold of one) sending the transaction itself: its pre-validated signature. */

@@ -1,5 +1,6 @@
 import type { Address } from "../../core/hex.ts";
 import { type SaleClass, saleClass } from "../../core/sale-classes.ts";
+import type { PastSale, SaleKey } from "../../core/types.ts";
 import { bulkRows, joinColumn } from "../pg/bulk-rows.ts";
 import { bare, type Queryable, toHex } from "../pg/database.ts";
 import type { Statement } from "../pg/session.ts";
@@ -137,19 +138,8 @@ export function salesStatements(sql: Queryable, chainId: number, encoded: Encode
   return statements;
 }
 
-/** The parties of each token's latest sale, keyed by contract + token id. */
 /** Each token's recent sales, oldest first, by `tokenKey`. */
-/** A sale as the cycle rule reads it: its parties, time and key. */
-export interface PartiesOfSale {
-  seller: Address;
-  buyer: Address;
-  time: number;
-  blockNumber: number;
-  logIndex: number;
-  seq: number;
-}
-
-export type LastSales = ReadonlyMap<string, readonly PartiesOfSale[]>;
+export type LastSales = ReadonlyMap<string, readonly PastSale[]>;
 
 export function tokenKey(contract: Address, tokenId: bigint): string {
   return `${contract}:${tokenId}`;
@@ -173,8 +163,8 @@ export async function lastSales(
   chainId: number,
   tokens: readonly { contract: Address; tokenId: bigint }[],
   count: number,
-): Promise<Map<string, PartiesOfSale[]>> {
-  const found = new Map<string, PartiesOfSale[]>();
+): Promise<Map<string, PastSale[]>> {
+  const found = new Map<string, PastSale[]>();
   if (tokens.length === 0) return found;
   const rows = await sql<
     {
@@ -214,7 +204,27 @@ export async function lastSales(
   return found;
 }
 
-/** Who deployed each of `accounts` that the store knows as a contract: the deploying transaction's sender. */
+/** A sale's key and time as a statement returns them (`time` in Unix seconds). */
+export interface SaleKeyRow {
+  contract: Uint8Array;
+  block_number: string;
+  log_index: number;
+  seq: number;
+  seller: Uint8Array;
+  time: string;
+}
+
+export function saleKeyOf(r: SaleKeyRow): SaleKey {
+  return {
+    contract: toHex(r.contract) as Address,
+    blockNumber: Number(r.block_number),
+    logIndex: r.log_index,
+    seq: r.seq,
+    seller: toHex(r.seller) as Address,
+    time: Number(r.time),
+  };
+}
+
 /** A stored sale of kind `sale` with its parties, transaction, price and flags. */
 export interface StoredDealSale {
   contract: Address;
@@ -238,19 +248,13 @@ export async function salesSince(
   fromTime: number,
 ): Promise<StoredDealSale[]> {
   const rows = await sql<
-    {
-      contract: Uint8Array;
-      block_number: string;
-      log_index: number;
-      seq: number;
-      seller: Uint8Array;
+    (SaleKeyRow & {
       buyer: Uint8Array;
       tx_hash: Uint8Array;
       tx_index: number;
-      time: string;
       total_native: string;
       flags: string[];
-    }[]
+    })[]
   >`
     SELECT contract, block_number, log_index, seq, seller, buyer, tx_hash, tx_index,
            extract(epoch FROM block_time)::bigint AS time, total_native, flags
@@ -259,20 +263,16 @@ export async function salesSince(
       AND kind = 'sale'
     ORDER BY block_number, log_index, seq, seller`;
   return rows.map((r) => ({
-    contract: toHex(r.contract) as Address,
-    blockNumber: Number(r.block_number),
-    logIndex: r.log_index,
-    seq: r.seq,
-    seller: toHex(r.seller) as Address,
+    ...saleKeyOf(r),
     buyer: toHex(r.buyer) as Address,
     txHash: toHex(r.tx_hash) as `0x${string}`,
     txIndex: r.tx_index,
-    time: Number(r.time),
     totalNative: BigInt(r.total_native),
     flags: r.flags,
   }));
 }
 
+/** Who deployed each of `accounts` that the store knows as a contract: the deploying transaction's sender. */
 export async function deployersOf(
   sql: Queryable,
   chainId: number,

@@ -4,12 +4,12 @@
  * that block takes the rule out again. A verdict is recorded only for a rule the sale did not carry,
  * so taking it out restores the flags the sale had.
  */
-import type { Address } from "../../core/hex.ts";
 import type { SaleClass } from "../../core/sale-classes.ts";
 import type { SaleKey, SaleVerdict } from "../../core/types.ts";
 import { bulkRows, joinColumn } from "../pg/bulk-rows.ts";
-import { bare, type Queryable, toHex } from "../pg/database.ts";
+import { bare, type Queryable } from "../pg/database.ts";
 import type { Statement } from "../pg/session.ts";
+import { type SaleKeyRow, saleKeyOf } from "./sales.ts";
 
 export interface EncodedVerdicts {
   count: number;
@@ -79,18 +79,7 @@ export async function revokeVerdictsAfter(
   ancestor: number,
 ): Promise<RevokedSale[]> {
   const rows = await sql<
-    {
-      contract: Uint8Array;
-      block_number: string;
-      log_index: number;
-      seq: number;
-      seller: Uint8Array;
-      time: string;
-      quantity: string;
-      total_native: string;
-      was: SaleClass;
-      now: SaleClass;
-    }[]
+    (SaleKeyRow & { quantity: string; total_native: string; was: SaleClass; now: SaleClass })[]
   >`
     WITH gone AS (
       DELETE FROM sale_verdicts WHERE chain_id = ${chainId} AND verdict_block > ${ancestor}
@@ -109,12 +98,7 @@ export async function revokeVerdictsAfter(
     RETURNING s.contract, s.block_number, s.log_index, s.seq, s.seller, extract(epoch FROM s.block_time)::bigint AS time,
               s.quantity, s.total_native, mintlens_sale_class(t.before) AS was, mintlens_sale_class(s.flags) AS now`;
   return rows.map((r) => ({
-    contract: toHex(r.contract) as Address,
-    blockNumber: Number(r.block_number),
-    logIndex: r.log_index,
-    seq: r.seq,
-    seller: toHex(r.seller) as Address,
-    time: Number(r.time),
+    ...saleKeyOf(r),
     quantity: BigInt(r.quantity),
     totalNative: BigInt(r.total_native),
     was: r.was,
