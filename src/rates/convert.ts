@@ -343,25 +343,22 @@ export class RateBook {
 
 /** A pool's price of the token on `side`, exactly and on the grid, each worked out once per state. */
 function cachedPrice(pool: PoolDescription, side: 0 | 1): PriceOf {
-  const exact = new WeakMap<PoolState, Rate | null>();
-  const grid = new WeakMap<PoolState, bigint | null>();
   return {
-    exact(state) {
-      let known = exact.get(state);
-      if (known === undefined) {
-        known = sidePrice(pool, state, side) ?? null;
-        exact.set(state, known);
-      }
-      return known ?? undefined;
-    },
-    grid(state) {
-      let known = grid.get(state);
-      if (known === undefined) {
-        known = gridPrice(pool, state, side) ?? null;
-        grid.set(state, known);
-      }
-      return known ?? undefined;
-    },
+    exact: memoPerState((state) => sidePrice(pool, state, side)),
+    grid: memoPerState((state) => gridPrice(pool, state, side)),
+  };
+}
+
+/** `price` worked out once per state object (undefined answers too). */
+function memoPerState<T>(price: (state: PoolState) => T | undefined): (state: PoolState) => T | undefined {
+  const known = new WeakMap<PoolState, T | null>();
+  return (state) => {
+    let answer = known.get(state);
+    if (answer === undefined) {
+      answer = price(state) ?? null;
+      known.set(state, answer);
+    }
+    return answer ?? undefined;
   };
 }
 

@@ -290,32 +290,23 @@ describe("the ownership history, interrupted between its transactions and resume
         else await new Promise((resolve) => setTimeout(resolve, 5));
       }
     })();
-    const chunk = Math.max(1, Math.floor(start / 40));
-    await indexUntil({
+    const run = {
       sql: db.sql,
       rpcUrl: anvil.url,
       chainId: CHAIN_ID,
       startBlock: start,
       untilBlock: head,
       ownershipHistory: "logs",
-      historyChunkBlocks: chunk,
-      signal: abort.signal,
-    });
+      historyChunkBlocks: Math.max(1, Math.floor(start / 40)),
+    } as const;
+    await indexUntil({ ...run, signal: abort.signal });
     abort.abort();
     await watcher;
     const [partway] = await db.sql<{ n: string }[]>`
       SELECT count(*)::text AS n FROM ownership_histories WHERE applied_at IS NULL AND next_block > 0`;
     assert.ok(Number(partway?.n) > 0, "stopped with histories read part of the way");
 
-    await indexUntil({
-      sql: db.sql,
-      rpcUrl: anvil.url,
-      chainId: CHAIN_ID,
-      startBlock: start,
-      untilBlock: head,
-      ownershipHistory: "logs",
-      historyChunkBlocks: chunk,
-    });
+    await indexUntil(run);
     const older = await olderCollections(db);
     const [unfinished] = await db.sql<{ n: string }[]>`
       SELECT count(*)::text AS n FROM ownership_histories WHERE applied_at IS NULL OR next_block <> end_block`;

@@ -51,6 +51,30 @@ function send(chain: DevChain, call: Call) {
   });
 }
 
+/** The buyer holds TKN and lets the desk spend it; the seller holds the NFTs `ids`. */
+async function readyToTrade(
+  chain: DevChain,
+  { tkn, desk, nft }: { tkn: Address; desk: Address; nft: Address },
+  ids: readonly bigint[],
+): Promise<void> {
+  await send(chain, {
+    address: tkn,
+    contract: "TestERC20",
+    functionName: "mint",
+    args: [BUYER, 10n ** 6n * E18],
+  });
+  await send(chain, {
+    address: tkn,
+    contract: "TestERC20",
+    functionName: "approve",
+    args: [desk, 2n ** 255n],
+    from: BUYER,
+  });
+  for (const id of ids) {
+    await send(chain, { address: nft, contract: "TestERC721", functionName: "mint", args: [SELLER, id] });
+  }
+}
+
 /** Mines `calls` in one block, in this order (one sender, so nonces keep it), at `timestamp`. */
 async function oneBlock(chain: DevChain, timestamp: number, calls: Call[]): Promise<TransactionReceipt[]> {
   await chain.testClient.setAutomine(false);
@@ -162,22 +186,7 @@ describe("rates against a pushed pool", () => {
       functionName: "mint",
       args: [OWNER, 10n ** 8n * E18],
     });
-    await send(chain, {
-      address: tkn,
-      contract: "TestERC20",
-      functionName: "mint",
-      args: [BUYER, 10n ** 6n * E18],
-    });
-    await send(chain, {
-      address: tkn,
-      contract: "TestERC20",
-      functionName: "approve",
-      args: [desk, 2n ** 255n],
-      from: BUYER,
-    });
-    for (const id of [1n, 2n, 3n, 4n]) {
-      await send(chain, { address: nft, contract: "TestERC721", functionName: "mint", args: [SELLER, id] });
-    }
+    await readyToTrade(chain, { tkn, desk, nft }, [1n, 2n, 3n, 4n]);
     await send(chain, {
       address: nft,
       contract: "TestERC721",
@@ -454,22 +463,7 @@ describe("the depth floor on the project's V3-compatible test pool", () => {
     feed = (await deployArtifact(chain, "TestPriceFeedPair")).address;
     nft = (await deployArtifact(chain, "TestERC721", ["Art", "ART"])).address;
     desk = (await deployArtifact(chain, "DealDesk")).address;
-    await send(chain, {
-      address: tkn,
-      contract: "TestERC20",
-      functionName: "mint",
-      args: [BUYER, 10n ** 6n * E18],
-    });
-    await send(chain, {
-      address: tkn,
-      contract: "TestERC20",
-      functionName: "approve",
-      args: [desk, 2n ** 255n],
-      from: BUYER,
-    });
-    for (const id of [1n, 2n]) {
-      await send(chain, { address: nft, contract: "TestERC721", functionName: "mint", args: [SELLER, id] });
-    }
+    await readyToTrade(chain, { tkn, desk, nft }, [1n, 2n]);
     await send(chain, {
       address: nft,
       contract: "TestERC721",

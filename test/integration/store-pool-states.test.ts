@@ -11,6 +11,17 @@ import type { PoolState } from "../../src/core/types.ts";
 import { latestPoolStates, recentPoolStates } from "../../src/store/tables/pool-states.ts";
 import { createTestDatabase, stopTestServer, type TestDatabase } from "../support/database.ts";
 
+/** A row of `pool_states` as the checks below read it. */
+interface StoredStateRow {
+  pool: Uint8Array;
+  block_number: string;
+  log_index: number;
+  r0: string;
+  r1: string;
+  sp: string | null;
+  t: string | null;
+  l: string | null;
+}
 const CHAIN_ID = 1;
 /** Pools 1 to 6 hold states on the chain; pool 7 only on another chain; pool 8 nowhere. */
 const pool = (n: number) => `0x${n.toString(16).padStart(40, "0")}` as Address;
@@ -67,18 +78,7 @@ describe("latest pool states", () => {
     assert.ok(rows > 300_000, `${rows} rows`);
     for (const block of [80_000, 79_999, BLOCKS, 3]) {
       const states = await latestPoolStates(db.sql, CHAIN_ID, configured, block);
-      const whole = await db.sql<
-        {
-          pool: Uint8Array;
-          block_number: string;
-          log_index: number;
-          r0: string;
-          r1: string;
-          sp: string | null;
-          t: string | null;
-          l: string | null;
-        }[]
-      >`
+      const whole = await db.sql<StoredStateRow[]>`
         SELECT DISTINCT ON (pool) pool, block_number, log_index, reserve0::text AS r0, reserve1::text AS r1,
                sqrt_price_x96::text AS sp, extract(epoch FROM block_time)::bigint::text AS t, liquidity::text AS l
         FROM pool_states WHERE chain_id = ${CHAIN_ID} AND block_number <= ${block}
@@ -116,18 +116,7 @@ describe("latest pool states", () => {
     ];
     for (const { block, since } of cases) {
       const states = await recentPoolStates(db.sql, CHAIN_ID, configured, block, since);
-      const rows = await db.sql<
-        {
-          pool: Uint8Array;
-          block_number: string;
-          log_index: number;
-          r0: string;
-          r1: string;
-          sp: string | null;
-          t: string | null;
-          l: string | null;
-        }[]
-      >`
+      const rows = await db.sql<StoredStateRow[]>`
         SELECT pool, block_number, log_index, reserve0::text AS r0, reserve1::text AS r1, sqrt_price_x96::text AS sp,
                extract(epoch FROM block_time)::bigint::text AS t, liquidity::text AS l
         FROM pool_states WHERE chain_id = ${CHAIN_ID} AND block_number BETWEEN ${block - 5_000} AND ${block}
