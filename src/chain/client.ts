@@ -1,7 +1,7 @@
 import { UserFacingError } from "../core/errors.ts";
 import { type Address, type Hex, numberToHex } from "../core/hex.ts";
 import type { TransactionCall } from "../core/types.ts";
-import { MalformedAnswerError, NotAvailableYetError } from "./errors.ts";
+import { MalformedAnswerError } from "./errors.ts";
 import { getHeaders } from "./headers.ts";
 import { LogFetcher } from "./logs.ts";
 import { address, hash, hexData, object, quantity, uint256 } from "./parse.ts";
@@ -107,8 +107,10 @@ export function createChainClient(options: ChainClientOptions): ChainClient {
         method: "eth_getTransactionByBlockHashAndIndex",
         params: [blockHash, numberToHex(index)],
         parse: (r): TransactionCall => {
-          // Null: the node has not seen that block (behind, or it was on a fork the node never had).
-          if (r === null) throw new NotAvailableYetError(`${what} is not available on the node yet`);
+          // Null for a block the node itself named and whose logs it gave: asked again a few times,
+          // but a node that never has it (a system transaction it does not serve, a pruned index)
+          // would otherwise be waited on for ever; repeated, it stops the chain with this cause.
+          if (r === null) throw new MalformedAnswerError(`the node has no ${what}`);
           const tx = object(r, what);
           const found = hash(tx.hash, `${what} hash`);
           if (found !== txHash.toLowerCase()) {

@@ -150,4 +150,44 @@ describe("nodes that answer inconsistently or keep failing", () => {
       await proxy.close();
     }
   });
+
+  test("a transaction the node never has stops the chain after a bounded number of rounds, naming it", async () => {
+    const db = await database();
+    // Without traces, every NFT transaction's sender is asked of the node; it answers null each time.
+    const proxy = await startFaultProxy({
+      upstream: anvil.url,
+      tracesFrom: Number.MAX_SAFE_INTEGER,
+      nullAnswers: ["eth_getTransactionByBlockHashAndIndex"],
+    });
+    try {
+      await assert.rejects(
+        indexUntil({
+          sql: db.sql,
+          rpcUrl: proxy.url,
+          chainId: CHAIN_ID,
+          untilBlock: head,
+          retryBaseMs: 5,
+          tuning: { rpcRetries: 2 },
+        }),
+        (error: Error) => {
+          assert.match(error.message, new RegExp(`failed ${MAX_REPEATED_FAILURES} times in a row the same way`));
+          assert.match(error.message, /the node has no transaction \d+ of block 0x[0-9a-f]{64}/);
+          return true;
+        },
+      );
+      // At most: every transaction with a log, three attempts each, in every round.
+      const logs = await rawRpc<{ transactionHash: string }[]>(anvil.url, "eth_getLogs", [
+        { fromBlock: "0x0", toBlock: `0x${head.toString(16)}` },
+      ]);
+      const transactions = new Set(logs.map((l) => l.transactionHash)).size;
+      const asked = proxy.counters.methods.eth_getTransactionByBlockHashAndIndex ?? 0;
+      assert.ok(asked > 0, "the senders were asked of the node");
+      assert.ok(
+        asked <= MAX_REPEATED_FAILURES * 3 * transactions,
+        `asked a bounded number of times (${asked}, ${transactions} transactions)`,
+      );
+    } finally {
+      await proxy.close();
+    }
+  });
 });
