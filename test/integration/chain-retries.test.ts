@@ -212,7 +212,10 @@ describe("retries against a real node", () => {
       const elsewhere = { ...scenario.someTx, blockHash: `0x${"ab".repeat(32)}` as Hex };
       await assert.rejects(client.getTransactionSender(elsewhere), (error: unknown) => {
         assert.ok(error instanceof RepeatedNodeError);
-        assert.match(error.message, /failed after 3 attempts: the node has no transaction \d+ of block 0x(ab)+$/);
+        assert.match(
+          error.message,
+          /failed after 3 attempts: the node has no transaction \d+ of block 0x(ab)+$/,
+        );
         return true;
       });
     } finally {

@@ -170,7 +170,10 @@ describe("nodes that answer inconsistently or keep failing", () => {
           tuning: { rpcRetries: 2 },
         }),
         (error: Error) => {
-          assert.match(error.message, new RegExp(`failed ${MAX_REPEATED_FAILURES} times in a row the same way`));
+          assert.match(
+            error.message,
+            new RegExp(`failed ${MAX_REPEATED_FAILURES} times in a row the same way`),
+          );
           assert.match(error.message, /the node has no transaction \d+ of block 0x[0-9a-f]{64}/);
           return true;
         },
