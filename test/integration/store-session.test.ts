@@ -42,6 +42,19 @@ describe("the write session", () => {
     await stopTestServer();
   });
 
+  test("chains whose ids agree in their low bits hold locks of their own, each checked by its writes", async () => {
+    // Ids 2^31 apart, 2^32 apart, and one over 2^32 whose low half is negative as a signed integer.
+    const ids = [5, 5 + 2 ** 31, 5 + 2 ** 32, 11_297_108_109, 2 ** 53 - 1];
+    const locked = ids.map((id) => open(id));
+    for (const session of locked) assert.equal(await session.ensureLocked(), true);
+    for (const [i, id] of ids.entries()) {
+      assert.equal(await open(id).ensureLocked(), false, `chain ${id} is locked once`);
+      await (locked[i] as WriteSession).pipelined((tx) => [tx`INSERT INTO session_rows VALUES (${i}, '')`]);
+    }
+    assert.equal(await count("session_rows"), ids.length);
+    await db.sql`TRUNCATE session_rows`;
+  });
+
   test("a connection the server ended while idle is replaced before the next write", async () => {
     const session = open();
     await session.pipelined((tx) => [tx`INSERT INTO session_rows VALUES (1, '')`]);

@@ -9,6 +9,18 @@ export type Statement = postgres.PendingQuery<postgres.Row[]>;
 const INDEXER_LOCK_SPACE = 0x6d6c6e73;
 
 /**
+ * The two 32-bit halves of a chain's advisory lock. A chain id has up to 53 bits: its low 32 are
+ * the key and the rest are folded into the namespace, so two chains never share a lock (the
+ * remainder of the id by 2^31 did, for ids that far apart).
+ */
+export function chainLockKeys(chainId: number): { space: number; key: number } {
+  if (!Number.isSafeInteger(chainId) || chainId < 0) throw new RangeError(`not a chain id: ${chainId}`);
+  const high = Math.floor(chainId / 2 ** 32);
+  // PostgreSQL takes the halves as signed 32-bit integers: `| 0` wraps the low half into that range.
+  return { space: INDEXER_LOCK_SPACE ^ high, key: (chainId % 2 ** 32) | 0 };
+}
+
+/**
  * The one connection a chain's indexer writes through, holding the chain's lock.
  *
  * It is a client of its own, not a connection borrowed from the shared pool: postgres.js hands a
@@ -52,7 +64,9 @@ interface Connection {
 
 /** `lockChain`: the chain whose lock every transaction requires (none for tools and tests). */
 export function openWriteSession(pool: Sql, options: { lockChain?: number } = {}): WriteSession {
-  const lockKey = options.lockChain === undefined ? undefined : options.lockChain % 2 ** 31;
+  const lock = options.lockChain === undefined ? undefined : chainLockKeys(options.lockChain);
+  const lockSpace = lock?.space;
+  const lockKey = lock?.key;
   let current: Connection | undefined;
   let ended = false;
 
@@ -95,7 +109,7 @@ export function openWriteSession(pool: Sql, options: { lockChain?: number } = {}
   const requireLock = (tx: Queryable): Statement[] =>
     lockKey === undefined
       ? []
-      : [tx`SELECT mintlens_require_chain_lock(${INDEXER_LOCK_SPACE}, ${lockKey}, pg_backend_pid())`];
+      : [tx`SELECT mintlens_require_chain_lock(${lockSpace}, ${lockKey}, pg_backend_pid())`];
 
   return {
     async ensureLocked() {
@@ -106,7 +120,7 @@ export function openWriteSession(pool: Sql, options: { lockChain?: number } = {}
         const [row] = await orClosed(
           connection,
           connection.tx<{ locked: boolean }[]>`
-          SELECT pg_try_advisory_lock(${INDEXER_LOCK_SPACE}, ${lockKey}) AS locked`.execute(),
+          SELECT pg_try_advisory_lock(${lockSpace}, ${lockKey}) AS locked`.execute(),
         );
         connection.locked = row?.locked === true;
         return connection.locked;
