@@ -65,8 +65,6 @@ interface Connection {
 /** `lockChain`: the chain whose lock every transaction requires (none for tools and tests). */
 export function openWriteSession(pool: Sql, options: { lockChain?: number } = {}): WriteSession {
   const lock = options.lockChain === undefined ? undefined : chainLockKeys(options.lockChain);
-  const lockSpace = lock?.space;
-  const lockKey = lock?.key;
   let current: Connection | undefined;
   let ended = false;
 
@@ -107,20 +105,20 @@ export function openWriteSession(pool: Sql, options: { lockChain?: number } = {}
   };
 
   const requireLock = (tx: Queryable): Statement[] =>
-    lockKey === undefined
+    lock === undefined
       ? []
-      : [tx`SELECT mintlens_require_chain_lock(${lockSpace}, ${lockKey}, pg_backend_pid())`];
+      : [tx`SELECT mintlens_require_chain_lock(${lock.space}, ${lock.key}, pg_backend_pid())`];
 
   return {
     async ensureLocked() {
-      if (lockKey === undefined) throw new Error("this write session has no chain lock");
+      if (lock === undefined) throw new Error("this write session has no chain lock");
       const connection = await connect();
       if (connection.locked) return true;
       try {
         const [row] = await orClosed(
           connection,
           connection.tx<{ locked: boolean }[]>`
-          SELECT pg_try_advisory_lock(${lockSpace}, ${lockKey}) AS locked`.execute(),
+          SELECT pg_try_advisory_lock(${lock.space}, ${lock.key}) AS locked`.execute(),
         );
         connection.locked = row?.locked === true;
         return connection.locked;
