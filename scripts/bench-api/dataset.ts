@@ -50,7 +50,7 @@ export async function loadDataset(options: LoadOptions): Promise<LoadReport> {
   await migrate(options.url);
   const sql = await connectDatabase(options.url, { max: 4 });
   try {
-    const next = await ensureChain(sql, {
+    const { nextBlock: next } = await ensureChain(sql, {
       chainId,
       name: options.chainName,
       nativeSymbol: "ETH",

@@ -90,7 +90,7 @@ async function writeHistory(
   log: (m: string) => void,
 ): Promise<SyntheticChain> {
   const { chain, market } = marketChain(meta);
-  const next = await ensureChain(sql, {
+  const { nextBlock: next } = await ensureChain(sql, {
     chainId: CHAIN_ID,
     name: CHAIN_NAME,
     nativeSymbol: "ETH",

@@ -155,7 +155,14 @@ export async function runChainIndexer(options: ChainIndexerOptions, signal: Abor
   try {
     if (!(await untilConnected(() => session.ensureLocked())))
       throw new UserFacingError(`${chain.name}: another indexer is already indexing chain ${chain.chainId}`);
-    const next = await untilConnected(() => ensureChain(sql, chain));
+    const registered = await untilConnected(() => ensureChain(sql, chain));
+    const next = registered.nextBlock;
+    if (registered.startBlock !== chain.startBlock) {
+      logger.warn(
+        { chain: chain.name, storedStartBlock: registered.startBlock, givenStartBlock: chain.startBlock },
+        `${chain.name} has been indexed from block ${registered.startBlock} since its first run: the start block ${chain.startBlock} given now is ignored (to index from another block, index into a new database)`,
+      );
+    }
     // Traces are probed where indexing resumes: a full node traces recent blocks only.
     const probeBlock = Math.min(next, await client.blockNumber());
     const pricing = options.pricing ?? (await resolvePricing(client, chain));

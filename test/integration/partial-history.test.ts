@@ -15,6 +15,7 @@ import { type ApiClient, createApiFixtureOn } from "../support/api-client.ts";
 import { createTestDatabase, stopTestServer, type TestDatabase } from "../support/database.ts";
 import { startHistoryChain } from "../support/histories.ts";
 import { indexUntil } from "../support/indexing.ts";
+import { capturingLogger } from "../support/logs.ts";
 
 const CHAIN_ID = 31337;
 
@@ -272,6 +273,26 @@ describe("indexed from a start block after the collections' deployment", () => {
         `holders of ${contract}`,
       );
     }
+  });
+
+  test("a different start block given on a later run is reported, and the stored one kept", async () => {
+    const { logger, entries } = capturingLogger();
+    await indexUntil({
+      sql: db.sql,
+      rpcUrl: anvil.url,
+      chainId: CHAIN_ID,
+      startBlock: 0,
+      untilBlock: head,
+      logger,
+    });
+    const warned = entries().find((e) => e.msg.includes("given now is ignored"));
+    assert.ok(warned, "the ignored start block was reported");
+    assert.match(
+      warned.msg,
+      new RegExp(`indexed from block ${start} since its first run: the start block 0`),
+    );
+    const [row] = await db.sql<{ start_block: string }[]>`SELECT start_block::text FROM chains`;
+    assert.equal(row?.start_block, String(start));
   });
 });
 

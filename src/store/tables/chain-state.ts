@@ -11,13 +11,21 @@ export interface ChainIdentity {
   startBlock: number;
 }
 
-/** Registers the chain on first use and returns the first block not yet indexed. */
-export async function ensureChain(sql: Queryable, chain: ChainIdentity): Promise<number> {
-  await sql`
+/**
+ * Registers the chain on first use. Returns the first block not yet indexed and the block the
+ * chain was first indexed from: a start block applies to a chain's first run only.
+ */
+export async function ensureChain(
+  sql: Queryable,
+  chain: ChainIdentity,
+): Promise<{ nextBlock: number; startBlock: number }> {
+  const [row] = await sql<{ next_block: string; start_block: string }[]>`
     INSERT INTO chains (chain_id, name, native_symbol, start_block, next_block)
     VALUES (${chain.chainId}, ${chain.name}, ${chain.nativeSymbol}, ${chain.startBlock}, ${chain.startBlock})
-    ON CONFLICT (chain_id) DO UPDATE SET name = excluded.name, native_symbol = excluded.native_symbol`;
-  return nextBlock(sql, chain.chainId);
+    ON CONFLICT (chain_id) DO UPDATE SET name = excluded.name, native_symbol = excluded.native_symbol
+    RETURNING next_block, start_block`;
+  if (!row) throw new Error(`chain ${chain.chainId} could not be registered`);
+  return { nextBlock: Number(row.next_block), startBlock: Number(row.start_block) };
 }
 
 export async function nextBlock(sql: Queryable, chainId: number): Promise<number> {
