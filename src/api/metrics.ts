@@ -50,7 +50,7 @@ export function createApiMetrics(): ApiMetrics {
   });
   const metadata = new Counter({
     name: "mintlens_metadata_tokens_total",
-    help: "Tokens whose metadata the worker looked for, by chain and outcome (ok, none, failed, retry, dropped)",
+    help: "Tokens whose metadata the worker looked for, by chain and outcome (ok, none, failed, retry, deferred: handed back unfetched, its host busy or failing; dropped)",
     labelNames: ["chain", "status"] as const,
     registers: [registry],
   });

@@ -38,6 +38,7 @@ export function addMetadataOptions(command: Command): Command {
     )
     .option("--metadata-concurrency <n>", "tokens fetched at once per chain (default 32)")
     .option("--metadata-per-host <n>", "tokens fetched at once from one host (default 8)")
+    .option("--metadata-per-contract <n>", "tokens of one contract worked on at once per chain (default 16)")
     .option(
       "--metadata-pool-size <n>",
       "database connections of the metadata worker, apart from the API's and the indexer's (default 8)",
@@ -113,6 +114,7 @@ export function startMetadataWorkers(options: {
           gateways: { ipfs: metadata.ipfsGateway, arweave: metadata.arweaveGateway },
           concurrency: metadata.concurrency,
           perHost: metadata.perHost,
+          perContract: metadata.perContract,
           blobs: options.blobs,
           onToken: (_token, status) => options.onToken?.(chain.name, status),
         },

@@ -10,6 +10,8 @@ export interface MetadataConfig {
   /** Tokens worked on at once per chain, and at once against one host. */
   concurrency: number;
   perHost: number;
+  /** Tokens of one contract worked on at once per chain, so one collection cannot take every slot. */
+  perContract: number;
   /** Connections the workers of all chains take and store tokens through: their own, apart from the API's. */
   poolSize: number;
 }
@@ -20,6 +22,7 @@ export interface MetadataConfigInput {
   metadataAllow?: string[];
   metadataConcurrency?: string;
   metadataPerHost?: string;
+  metadataPerContract?: string;
   metadataPoolSize?: string;
 }
 
@@ -28,6 +31,7 @@ export const METADATA_DEFAULTS = {
   arweaveGateway: "https://arweave.net",
   concurrency: 32,
   perHost: 8,
+  perContract: 16,
   poolSize: 8,
 };
 
@@ -68,6 +72,11 @@ export function parseMetadataConfig(input: MetadataConfigInput, env: Variables):
       "metadata per host",
       input.metadataPerHost ?? env.MINTLENS_METADATA_PER_HOST,
       METADATA_DEFAULTS.perHost,
+    ),
+    perContract: count(
+      "metadata per contract",
+      input.metadataPerContract ?? env.MINTLENS_METADATA_PER_CONTRACT,
+      METADATA_DEFAULTS.perContract,
     ),
     poolSize: count(
       "metadata pool size",

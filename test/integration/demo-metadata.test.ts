@@ -53,7 +53,7 @@ async function indexToHead(): Promise<void> {
   await indexUntil({ sql: db.sql, rpcUrl: anvil.url, chainId: CHAIN_ID, untilBlock: head });
 }
 
-/** Runs the worker until nothing is due within a day (what failed for good waits a week). */
+/** Runs the worker until nothing is due within half an hour (a refusal is tried again after an hour). */
 async function drainQueue(): Promise<void> {
   const client = createChainClient({ url: anvil.url });
   const stop = new AbortController();
@@ -77,7 +77,7 @@ async function drainQueue(): Promise<void> {
     const deadline = Date.now() + 120_000;
     for (;;) {
       const [left] = await db.sql<{ n: number }[]>`
-        SELECT (SELECT count(*) FROM metadata_queue WHERE due_at < now() + interval '1 day')::int
+        SELECT (SELECT count(*) FROM metadata_queue WHERE due_at < now() + interval '30 minutes')::int
              + (SELECT count(*) FROM metadata_mint_ranges)::int AS n`;
       if (left?.n === 0) break;
       assert.ok(Date.now() < deadline, `${left?.n} tokens still queued after two minutes`);
@@ -136,7 +136,7 @@ test("every held token of the demo's collections with token URIs shows its name,
   await indexToHead();
   await drainQueue();
 
-  // The consecutive collection's host answers 404: its tokens are failed, waiting a week.
+  // The consecutive collection's host answers 404: its tokens are failed, to be tried again in an hour.
   const mcon = contracts.erc721Consecutive.address;
   const gone = await db.sql<{ status: string; error: string }[]>`
     SELECT DISTINCT m.status, m.error FROM token_metadata m

@@ -187,12 +187,13 @@ test("minted tokens get their documents through the worker, and the API shows th
   assert.match(state[`${elsewhere}/7`] ?? "", /^failed: refused: 169\.254\.169\.254 is a linkLocal address/);
   assert.equal(state[`${inline}/5`], "ok");
   assert.equal(state[`${editions}/10`], "ok");
-  // Refused fetches stay queued, to be tried again after a week; the others left the queue.
-  const left = await db.sql<{ t: string; days: number }[]>`
-    SELECT token_id::text AS t, round(extract(epoch FROM due_at - now()) / 86400)::int AS days FROM metadata_queue`;
-  assert.deepEqual(left.map((r) => [r.t, r.days]).sort(), [
-    ["3", 7],
-    ["7", 7],
+  // Refused fetches stay queued, to be tried again after an hour, their refusal counted; the others left the queue.
+  const left = await db.sql<{ t: string; hours: number; refusals: number }[]>`
+    SELECT token_id::text AS t, round(extract(epoch FROM due_at - now()) / 3600)::int AS hours, refusals
+    FROM metadata_queue`;
+  assert.deepEqual(left.map((r) => [r.t, r.hours, r.refusals]).sort(), [
+    ["3", 1, 1],
+    ["7", 1, 1],
   ]);
 
   api = await createApiFixtureOn(db.sql, CHAIN_ID, blobs);

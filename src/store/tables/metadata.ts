@@ -25,7 +25,10 @@ export function openMetadataClient(pool: Sql, connections: number): Sql {
 export interface QueuedToken {
   contract: Address;
   tokenId: bigint;
+  /** Failed attempts so far, of every kind. */
   attempts: number;
+  /** Of those, the refusals (a 404, a refused address, a body too large, a value the store refused). */
+  refusals: number;
   types: ContractType[];
   /**
    * The take: the row's `due_at` as leased, in whole microseconds (the stored precision, which a
@@ -36,37 +39,84 @@ export interface QueuedToken {
   lease: string;
 }
 
-/** Up to `limit` due tokens of a chain, leased for `leaseSeconds`. */
+/** How a take shares the worker's room among contracts. */
+export interface TakeShares {
+  /** Tokens of one contract the worker may have under way at once. */
+  perContract: number;
+  /**
+   * Contracts whose room is less than `perContract`: those with tokens under way (`held`), and
+   * those whose host has few free slots. A contract not named has `perContract` room and none held.
+   */
+  limited?: readonly { contract: Address; room: number; held: number }[];
+}
+
+/**
+ * Up to `limit` due tokens of a chain, leased for `leaseSeconds`, taken round-robin across
+ * contracts: each contract's oldest due token first (the contract whose token waited longest
+ * first), then each one's second, and so on, a contract counting the tokens it has under way; no
+ * contract more than its room. Each contract's due tokens are read in due order from the index on
+ * (chain_id, contract, due_at), and the contracts are found by skipping from one to the next in
+ * it, so a contract with a million queued tokens costs a few rows, not a million.
+ */
 export async function takeDueTokens(
   sql: Queryable,
   chainId: number,
   limit: number,
   leaseSeconds: number,
+  shares: TakeShares = { perContract: limit },
 ): Promise<QueuedToken[]> {
+  const limited = shares.limited ?? [];
   const rows = await sql<
     {
       contract: Uint8Array;
       token_id: string;
       attempts: number;
+      refusals: number;
       types: ContractType[] | null;
       lease: string;
     }[]
   >`
-    WITH due AS (
-      SELECT contract, token_id FROM metadata_queue
-      WHERE chain_id = ${chainId} AND due_at <= now()
-      ORDER BY due_at
-      LIMIT ${limit}
-      FOR UPDATE SKIP LOCKED)
+    WITH RECURSIVE queued_contracts AS (
+      (SELECT contract FROM metadata_queue WHERE chain_id = ${chainId} ORDER BY contract LIMIT 1)
+      UNION ALL
+      SELECT (SELECT q.contract FROM metadata_queue q
+              WHERE q.chain_id = ${chainId} AND q.contract > s.contract ORDER BY q.contract LIMIT 1)
+      FROM queued_contracts s WHERE s.contract IS NOT NULL),
+    limited AS (
+      SELECT decode(u.c, 'hex') AS contract, u.r::int AS room, u.h::int AS held
+      FROM ${bulkRows(sql, {
+        c: joinColumn(limited.map((l) => bare(l.contract))),
+        r: joinColumn(limited.map((l) => Math.max(0, l.room))),
+        h: joinColumn(limited.map((l) => l.held)),
+      })}),
+    candidates AS (
+      SELECT d.contract, d.token_id, d.due_at,
+             coalesce(l.held, 0) + row_number() OVER (PARTITION BY d.contract ORDER BY d.due_at) AS turn
+      FROM queued_contracts s
+      LEFT JOIN limited l ON l.contract = s.contract
+      CROSS JOIN LATERAL (
+        SELECT q.contract, q.token_id, q.due_at FROM metadata_queue q
+        WHERE q.chain_id = ${chainId} AND q.contract = s.contract AND q.due_at <= now()
+        ORDER BY q.due_at
+        LIMIT least(${limit}::int, coalesce(l.room, ${shares.perContract}::int))) d
+      WHERE s.contract IS NOT NULL),
+    picked AS (
+      SELECT contract, token_id FROM candidates ORDER BY turn, due_at LIMIT ${limit}),
+    due AS (
+      SELECT q.contract, q.token_id FROM metadata_queue q JOIN picked p USING (contract, token_id)
+      WHERE q.chain_id = ${chainId} AND q.due_at <= now()
+      FOR UPDATE OF q SKIP LOCKED)
     UPDATE metadata_queue q SET due_at = now() + make_interval(secs => ${leaseSeconds})
     FROM due
     WHERE q.chain_id = ${chainId} AND q.contract = due.contract AND q.token_id = due.token_id
-    RETURNING q.contract, q.token_id::text, q.attempts, (extract(epoch FROM q.due_at) * 1000000)::bigint::text AS lease,
+    RETURNING q.contract, q.token_id::text, q.attempts, q.refusals,
+              (extract(epoch FROM q.due_at) * 1000000)::bigint::text AS lease,
               (SELECT c.types FROM contracts c WHERE c.chain_id = ${chainId} AND c.address = q.contract) AS types`;
   return rows.map((r) => ({
     contract: toHex(r.contract) as Address,
     tokenId: BigInt(r.token_id),
     attempts: r.attempts,
+    refusals: r.refusals,
     types: r.types ?? [],
     lease: r.lease,
   }));
@@ -152,7 +202,10 @@ export async function storeOutcome(
   chainId: number,
   token: Pick<QueuedToken, "contract" | "tokenId" | "lease">,
   o: MetadataOutcome,
-  /** Keep the token queued, due again after this long (a permanent failure is tried again rarely). */
+  /**
+   * Keep the token queued, due again after this long, the attempt counted (and, for a `failed`
+   * outcome, the refusal); without it the token leaves the queue.
+   */
   retryAfterSeconds?: number,
 ): Promise<boolean> {
   const address = Buffer.from(bare(token.contract), "hex");
@@ -190,7 +243,8 @@ export async function storeOutcome(
               WHERE q.chain_id = ${chainId} AND q.contract = ${address} AND q.token_id = ${id}::numeric
                 AND queued.lease = ${token.lease}
               RETURNING 1`
-        : sql`UPDATE metadata_queue q SET attempts = q.attempts + 1, last_error = ${o.error},
+        : sql`UPDATE metadata_queue q SET attempts = q.attempts + 1,
+                refusals = q.refusals + ${o.status === "failed" ? 1 : 0}, last_error = ${o.error},
                 due_at = now() + make_interval(secs => ${retryAfterSeconds})
               FROM queued
               WHERE q.chain_id = ${chainId} AND q.contract = ${address} AND q.token_id = ${id}::numeric
@@ -217,6 +271,34 @@ export async function retryLater(
 }
 
 /**
+ * Hands a token back to the queue without working on it (its host is busy or failing): due again
+ * after `delaySeconds`, no attempt counted (unless queued again meanwhile).
+ */
+export async function handBack(
+  sql: Queryable,
+  chainId: number,
+  token: Pick<QueuedToken, "contract" | "tokenId" | "lease">,
+  delaySeconds: number,
+): Promise<void> {
+  await sql`
+    UPDATE metadata_queue SET due_at = now() + make_interval(secs => ${delaySeconds})
+    WHERE chain_id = ${chainId} AND contract = ${Buffer.from(bare(token.contract), "hex")}
+      AND token_id = ${token.tokenId.toString()}::numeric AND (extract(epoch FROM due_at) * 1000000)::bigint::text = ${token.lease}`;
+}
+
+/**
+ * Whether the store refused a value of the statement rather than failing to run it: SQLSTATE class
+ * 22 (data exception: a NUL in text, an invalid escape in JSON, a number out of range) or 54
+ * (program limit exceeded: a value or a row too large). Storing the same outcome again fails the
+ * same way.
+ */
+export function storeRefusedValue(error: unknown): boolean {
+  if (error === null || typeof error !== "object") return false;
+  const { code, name } = error as { code?: unknown; name?: unknown };
+  return name === "PostgresError" && typeof code === "string" && /^(22|54)/.test(code);
+}
+
+/**
  * Queues tokens again (an operator's refresh), due now; returns how many were. Only tokens the
  * store knows (seen minted, or held) are queued: another id has no metadata the API would show.
  */
@@ -239,7 +321,8 @@ export async function queueTokens(
        OR EXISTS (SELECT 1 FROM token_balances b
                   WHERE b.chain_id = ${chainId} AND b.contract = decode(u.c, 'hex') AND b.token_id = u.t::numeric
                     AND b.amount > 0)
-    ON CONFLICT (chain_id, contract, token_id) DO UPDATE SET due_at = now(), attempts = 0, reason = excluded.reason
+    ON CONFLICT (chain_id, contract, token_id) DO UPDATE SET due_at = now(), attempts = 0, refusals = 0,
+                                                          reason = excluded.reason
     RETURNING 1`;
   return rows.length;
 }
@@ -255,7 +338,8 @@ export async function queueCollection(
     INSERT INTO metadata_queue (chain_id, contract, token_id, reason)
     SELECT chain_id, contract, token_id, ${reason} FROM tokens
     WHERE chain_id = ${chainId} AND contract = ${Buffer.from(bare(contract), "hex")}
-    ON CONFLICT (chain_id, contract, token_id) DO UPDATE SET due_at = now(), attempts = 0, reason = excluded.reason
+    ON CONFLICT (chain_id, contract, token_id) DO UPDATE SET due_at = now(), attempts = 0, refusals = 0,
+                                                          reason = excluded.reason
     RETURNING 1`;
   return rows.length;
 }
