@@ -426,13 +426,25 @@ export async function runMetadataWorker(options: MetadataWorkerOptions, signal: 
 
   const running = new Set<Promise<void>>();
   let lastPull = 0;
+  // Where the next take's walk over the queued contracts starts, and whether the last one stopped
+  // short of the end: then contracts beyond it may have tokens due even if it found none.
+  let cursor: Address | undefined;
+  let walkGoesOn = false;
+  const walked = (next: Address | undefined) => {
+    cursor = next;
+    walkGoesOn = next !== undefined;
+  };
   while (!signal.aborted) {
     const free = concurrency - running.size;
     let taken: QueuedToken[] = [];
     let pulled = false;
     if (free >= takeBatch) {
       try {
-        taken = await takeDueTokens(sql, chainId, free, LEASE_SECONDS, shares(free));
+        taken = await takeDueTokens(sql, chainId, free, LEASE_SECONDS, {
+          ...shares(free),
+          after: cursor,
+          onWalked: walked,
+        });
       } catch (error) {
         logger.warn({ err: error, chainId }, "reading the metadata queue failed; trying again");
         await pause(idleMs);
@@ -466,6 +478,7 @@ export async function runMetadataWorker(options: MetadataWorkerOptions, signal: 
       }
     }
     if (taken.length === 0 && !pulled) {
+      if (walkGoesOn && free >= takeBatch) continue;
       // Nothing due (or no room): wait for a task to end, or a while for new tokens.
       await pause(idleMs);
     } else if (concurrency - running.size < takeBatch) {

@@ -23,7 +23,12 @@ import {
   runMetadataWorker,
   type TokenStatus,
 } from "../../src/metadata/worker.ts";
-import { queueTokens, takeDueTokens } from "../../src/store/tables/metadata.ts";
+import {
+  type QueuedToken,
+  queueTokens,
+  TAKE_WINDOW,
+  takeDueTokens,
+} from "../../src/store/tables/metadata.ts";
 import { createTestDatabase, stopTestServer, type TestDatabase } from "../support/database.ts";
 
 const CHAIN_ID = 7;
@@ -195,11 +200,25 @@ test("a take shares its room round-robin across contracts, cheaply on a skewed q
   assert.equal(new Set(taken.map((t) => t.contract)).size, 40);
   assert.equal(taken[0]?.contract, big);
   assert.ok(ms < 2_000, `${ms} ms`);
-  // A contract's room holds; one held at its share is not taken.
-  const next = await takeDueTokens(db.sql, CHAIN_ID, 1_000, 300, {
-    perContract: 8,
-    limited: [{ contract: big, room: 0, held: 8 }],
-  });
+  // A contract's room holds; one held at its share is not taken. A take visits at most
+  // TAKE_WINDOW contracts: the takes walk on from where the last one stopped until the walk wraps.
+  const next: QueuedToken[] = [];
+  let after: Address | undefined;
+  let takes = 0;
+  do {
+    takes++;
+    next.push(
+      ...(await takeDueTokens(db.sql, CHAIN_ID, 1_000, 300, {
+        perContract: 8,
+        limited: [{ contract: big, room: 0, held: 8 }],
+        after,
+        onWalked: (walked) => {
+          after = walked;
+        },
+      })),
+    );
+  } while (after !== undefined && takes < 10);
+  assert.equal(takes, Math.ceil(301 / TAKE_WINDOW), "the walk wrapped after a pass over the contracts");
   assert.ok(!next.some((t) => t.contract === big));
   assert.equal(next.length, 300 * 2 - 39, "every small contract's tokens left");
   const withRoom = await takeDueTokens(db.sql, CHAIN_ID, 1_000, 300, {
@@ -215,11 +234,12 @@ test("a take shares its room round-robin across contracts, cheaply on a skewed q
   const [plan] = await db.sql.unsafe<{ "QUERY PLAN": unknown }[]>(`
     EXPLAIN (FORMAT JSON, ANALYZE, BUFFERS)
     WITH RECURSIVE queued_contracts AS (
-      (SELECT contract FROM metadata_queue WHERE chain_id = ${CHAIN_ID} ORDER BY contract LIMIT 1)
+      (SELECT contract, 1 AS visit FROM metadata_queue WHERE chain_id = ${CHAIN_ID} ORDER BY contract LIMIT 1)
       UNION ALL
       SELECT (SELECT q.contract FROM metadata_queue q
-              WHERE q.chain_id = ${CHAIN_ID} AND q.contract > s.contract ORDER BY q.contract LIMIT 1)
-      FROM queued_contracts s WHERE s.contract IS NOT NULL)
+              WHERE q.chain_id = ${CHAIN_ID} AND q.contract > s.contract ORDER BY q.contract LIMIT 1),
+             s.visit + 1
+      FROM queued_contracts s WHERE s.contract IS NOT NULL AND s.visit < ${TAKE_WINDOW})
     SELECT d.* FROM queued_contracts s CROSS JOIN LATERAL (
       SELECT q.contract, q.token_id, q.due_at FROM metadata_queue q
       WHERE q.chain_id = ${CHAIN_ID} AND q.contract = s.contract AND q.due_at <= now()

@@ -48,7 +48,18 @@ export interface TakeShares {
    * those whose host has few free slots. A contract not named has `perContract` room and none held.
    */
   limited?: readonly { contract: Address; room: number; held: number }[];
+  /**
+   * Where the walk over the queued contracts starts: after this contract (from the first when
+   * absent). A take visits at most `TAKE_WINDOW` contracts, so its cost does not grow with how
+   * many contracts are queued; `onWalked` is told where the next take should start (undefined
+   * once the walk reached the last contract, to start again from the first).
+   */
+  after?: Address | undefined;
+  onWalked?: (next: Address | undefined) => void;
 }
+
+/** Queued contracts one take visits at most: a spam run of many contracts costs each take this many probes. */
+export const TAKE_WINDOW = 256;
 
 /**
  * Up to `limit` due tokens of a chain, leased for `leaseSeconds`, taken round-robin across
@@ -66,22 +77,29 @@ export async function takeDueTokens(
   shares: TakeShares = { perContract: limit },
 ): Promise<QueuedToken[]> {
   const limited = shares.limited ?? [];
+  const after = shares.after === undefined ? Buffer.alloc(0) : Buffer.from(bare(shares.after), "hex");
   const rows = await sql<
     {
-      contract: Uint8Array;
+      contract: Uint8Array | null;
       token_id: string;
       attempts: number;
       refusals: number;
       types: ContractType[] | null;
-      lease: string;
+      lease: string | null;
+      walked_last: Uint8Array | null;
+      walked: number;
     }[]
   >`
     WITH RECURSIVE queued_contracts AS (
-      (SELECT contract FROM metadata_queue WHERE chain_id = ${chainId} ORDER BY contract LIMIT 1)
+      (SELECT contract, 1 AS visit FROM metadata_queue
+       WHERE chain_id = ${chainId} AND contract > ${after} ORDER BY contract LIMIT 1)
       UNION ALL
       SELECT (SELECT q.contract FROM metadata_queue q
-              WHERE q.chain_id = ${chainId} AND q.contract > s.contract ORDER BY q.contract LIMIT 1)
-      FROM queued_contracts s WHERE s.contract IS NOT NULL),
+              WHERE q.chain_id = ${chainId} AND q.contract > s.contract ORDER BY q.contract LIMIT 1),
+             s.visit + 1
+      FROM queued_contracts s WHERE s.contract IS NOT NULL AND s.visit < ${TAKE_WINDOW}),
+    walked AS (
+      SELECT max(contract) AS last, count(contract)::int AS visited FROM queued_contracts),
     limited AS (
       SELECT decode(u.c, 'hex') AS contract, u.r::int AS room, u.h::int AS held
       FROM ${bulkRows(sql, {
@@ -105,21 +123,36 @@ export async function takeDueTokens(
     due AS (
       SELECT q.contract, q.token_id FROM metadata_queue q JOIN picked p USING (contract, token_id)
       WHERE q.chain_id = ${chainId} AND q.due_at <= now()
-      FOR UPDATE OF q SKIP LOCKED)
-    UPDATE metadata_queue q SET due_at = now() + make_interval(secs => ${leaseSeconds})
-    FROM due
-    WHERE q.chain_id = ${chainId} AND q.contract = due.contract AND q.token_id = due.token_id
-    RETURNING q.contract, q.token_id::text, q.attempts, q.refusals,
-              (extract(epoch FROM q.due_at) * 1000000)::bigint::text AS lease,
-              (SELECT c.types FROM contracts c WHERE c.chain_id = ${chainId} AND c.address = q.contract) AS types`;
-  return rows.map((r) => ({
-    contract: toHex(r.contract) as Address,
-    tokenId: BigInt(r.token_id),
-    attempts: r.attempts,
-    refusals: r.refusals,
-    types: r.types ?? [],
-    lease: r.lease,
-  }));
+      FOR UPDATE OF q SKIP LOCKED),
+    leased AS (
+      UPDATE metadata_queue q SET due_at = now() + make_interval(secs => ${leaseSeconds})
+      FROM due
+      WHERE q.chain_id = ${chainId} AND q.contract = due.contract AND q.token_id = due.token_id
+      RETURNING q.contract, q.token_id::text, q.attempts, q.refusals,
+                (extract(epoch FROM q.due_at) * 1000000)::bigint::text AS lease,
+                (SELECT c.types FROM contracts c WHERE c.chain_id = ${chainId} AND c.address = q.contract) AS types)
+    -- One row even when nothing is due, to tell where the walk ended.
+    SELECT l.*, w.last AS walked_last, w.visited AS walked FROM walked w LEFT JOIN leased l ON true`;
+  const walk = rows[0];
+  shares.onWalked?.(
+    walk !== undefined && walk.walked >= TAKE_WINDOW && walk.walked_last !== null
+      ? (toHex(walk.walked_last) as Address)
+      : undefined,
+  );
+  return rows.flatMap((r) =>
+    r.contract === null
+      ? []
+      : [
+          {
+            contract: toHex(r.contract) as Address,
+            tokenId: BigInt(r.token_id),
+            attempts: r.attempts,
+            refusals: r.refusals,
+            types: r.types ?? [],
+            lease: r.lease as string,
+          },
+        ],
+  );
 }
 
 /**
