@@ -34,6 +34,8 @@ export interface DemoOptions {
   dataDir: string;
   days: number;
   seed: string;
+  /** The API's answer cache (`--response-cache`), in MiB. */
+  responseCacheMb: number;
   /** Its stdout and stderr. */
   logFile: string;
   /** How long the history may take to generate and index before its key is shown. */
@@ -41,7 +43,7 @@ export interface DemoOptions {
 }
 
 /**
- * Starts the demo on free ports without a rate limit and waits until it has indexed its history
+ * Starts the demo on free ports without a rate limit, with the answer cache given, and waits until it has indexed its history
  * and shown its API key (it does so once the indexer follows the chain's head).
  */
 export async function startDemo(options: DemoOptions): Promise<DemoProcess> {
@@ -64,6 +66,8 @@ export async function startDemo(options: DemoOptions): Promise<DemoProcess> {
     "0",
     "--rate-limit",
     "0",
+    "--response-cache",
+    String(options.responseCacheMb),
   ];
   const log = openSync(options.logFile, "a");
   let child: ChildProcess;
