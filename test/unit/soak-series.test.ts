@@ -1,11 +1,20 @@
 /**
- * What the soak benchmark reads from a scrape, and how a period's scrapes make its sample: read
- * from the exposition of the process's own metrics registry, not from a hand-written text.
+ * What the soak benchmark reads from a scrape, and how a period's scrapes make its sample (read
+ * from the exposition of the process's own metrics registry, not from a hand-written text); and
+ * when its window does not show the work it is meant to run.
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import fc from "fast-check";
-import { JUDGED, parseMetrics, readScrape, reduce, sampleOf } from "../../scripts/bench-soak/series.ts";
+import { workloadProblems } from "../../scripts/bench-soak/report.ts";
+import {
+  JUDGED,
+  parseMetrics,
+  readScrape,
+  reduce,
+  type Sample,
+  sampleOf,
+} from "../../scripts/bench-soak/series.ts";
 import { createApiMetrics } from "../../src/api/metrics.ts";
 
 describe("soak series", () => {
@@ -99,5 +108,44 @@ describe("soak series", () => {
     assert.equal(sample.judged.abortListeners, 20);
     assert.equal(sample.recorded.eventLoopMax, 0.4);
     assert.equal(sample.recorded.requests, 600);
+  });
+});
+
+describe("soak workload", () => {
+  const sample = (t: number, block: number, requests: number, tokens: number): Sample => ({
+    t,
+    at: new Date(0).toISOString(),
+    scrapes: 12,
+    judged: {},
+    recorded: { eventLoopMax: 0, requests, metadataTokens: tokens, indexedBlock: block },
+  });
+  const run = (stalledAt?: number) =>
+    Array.from({ length: 20 }, (_, i) => {
+      const t = i + 1;
+      const block = 100 + 20 * t - (stalledAt !== undefined && t >= stalledAt ? 20 : 0);
+      return sample(t, block, 2400 * t, 50 * t);
+    });
+  const window = { minutes: 15, intervalMinutes: 1, rate: 50 };
+
+  test("a window with blocks, answers and metadata in every minute has no problem", () => {
+    assert.deepEqual(workloadProblems(sample(0, 100, 0, 0), run(), window), []);
+  });
+
+  test("a minute without a new block in the window is a problem; one before it is not", () => {
+    assert.deepEqual(workloadProblems(sample(0, 100, 0, 0), run(12), window), [
+      "no new block was indexed in 1 of 16 periods",
+    ]);
+    assert.deepEqual(workloadProblems(sample(0, 100, 0, 0), run(3), window), []);
+  });
+
+  test("an API answering under half the rate, or an idle metadata worker, is a problem", () => {
+    const slow = run().map((s) => ({ ...s, recorded: { ...s.recorded, requests: 1000 * s.t } }));
+    assert.deepEqual(workloadProblems(sample(0, 100, 0, 0), slow, window), [
+      "the API answered under half the load's 50 requests/s in 16 of 16 periods",
+    ]);
+    const idle = run().map((s) => ({ ...s, recorded: { ...s.recorded, metadataTokens: 7 } }));
+    assert.deepEqual(workloadProblems(sample(0, 100, 0, 0), idle, window), [
+      "the metadata worker looked for tokens in only 0 of 16 periods",
+    ]);
   });
 });
