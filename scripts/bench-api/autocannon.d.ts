@@ -1,4 +1,4 @@
-/** The part of autocannon 9's programmatic API the API benchmark uses (the package ships no types). */
+/** The part of autocannon 9's programmatic API the API and soak benchmarks use (the package ships no types). */
 declare module "autocannon" {
   import type { EventEmitter } from "node:events";
 
@@ -12,6 +12,8 @@ declare module "autocannon" {
     interface Options {
       url: string;
       connections?: number;
+      /** Requests per second over every connection; 0 (the default) for as many as answered. */
+      overallRate?: number;
       /** Seconds. */
       duration?: number;
       /** Seconds to wait for an answer. */

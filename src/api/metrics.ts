@@ -1,8 +1,10 @@
 /**
  * The API's and the indexers' Prometheus metrics, in one registry per process: request counts and
  * latencies per chain, protocol, operation and status; indexed height and lag per chain; preset
- * rate sources left out per chain; tokens whose metadata the worker looked for, by outcome.
+ * rate sources left out per chain; tokens whose metadata the worker looked for, by outcome; the
+ * abort listeners on the signals the process's parts stop by.
  */
+import { getEventListeners } from "node:events";
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 
 export interface ApiMetrics {
@@ -18,6 +20,11 @@ export interface ApiMetrics {
   setRateSourcesLeftOut(chain: string, counts: Record<string, number>): void;
   /** One token's metadata looked for: `ok`, `none`, `failed`, `retry` (a temporary failure) or `dropped` (not stored: the token left the queue meanwhile). */
   countMetadata(chain: string, status: string): void;
+  /**
+   * Counts the `abort` listeners on `signal` under `name` at each scrape. A part that waits on a
+   * long-lived signal and forgets its listener leaks one per wait, which only this count shows.
+   */
+  watchAbortListeners(name: string, signal: AbortSignal): void;
 }
 
 export function createApiMetrics(): ApiMetrics {
@@ -60,8 +67,22 @@ export function createApiMetrics(): ApiMetrics {
     labelNames: ["chain", "kind"] as const,
     registers: [registry],
   });
+  const watched = new Map<string, AbortSignal>();
+  new Gauge({
+    name: "mintlens_abort_listeners",
+    help: "Abort listeners on a signal the process's parts stop by, by signal (shutdown, metadata:<chain>): flat while the process runs",
+    labelNames: ["signal"] as const,
+    registers: [registry],
+    collect() {
+      for (const [name, signal] of watched)
+        this.set({ signal: name }, getEventListeners(signal, "abort").length);
+    },
+  });
   return {
     registry,
+    watchAbortListeners(name, signal) {
+      watched.set(name, signal);
+    },
     setRateSourcesLeftOut(chain, counts) {
       for (const [kind, count] of Object.entries(counts)) leftOut.set({ chain, kind }, count);
     },

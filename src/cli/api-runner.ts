@@ -75,6 +75,7 @@ export async function serveApi(options: ServeOptions): Promise<RunningApi & { ce
   const { api, logger, lifecycle } = options;
   const { say } = options;
   const metrics = options.metrics ?? createApiMetrics();
+  metrics.watchAbortListeners("shutdown", lifecycle.signal);
   const tls = await loadTls(api.tls, options.dataDir);
   if (tls.generated) say(`generated a self-signed certificate for gRPC: ${tls.certPath}`);
   const guard = createGuard({

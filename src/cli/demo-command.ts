@@ -161,6 +161,7 @@ async function runDemo(flags: DemoFlags, lifecycle: Lifecycle, environment: Envi
     lifecycle,
     blobs,
     onToken: metrics.countMetadata,
+    watchSignal: metrics.watchAbortListeners,
   });
   const display = createProgressDisplay(logger, environment.stderr, 5000);
   lifecycle.defer(() => display.stop());

@@ -80,6 +80,8 @@ export function startMetadataWorkers(options: {
   blobs: BlobStore;
   /** Each token looked for, with its outcome (for the metrics). */
   onToken?: (chain: string, status: string) => void;
+  /** Each worker's stop signal, named `metadata:<chain>` (the metrics count its listeners). */
+  watchSignal?: (name: string, signal: AbortSignal) => void;
 }): void {
   const { metadata, logger, lifecycle } = options;
   let allow: ReturnType<typeof parseAllowList>;
@@ -95,6 +97,8 @@ export function startMetadataWorkers(options: {
   const stop = new AbortController();
   const running = options.chains.map(async (chain) => {
     const chainLogger = logger.child({ chain: chain.name, part: "metadata" });
+    const signal = AbortSignal.any([lifecycle.signal, stop.signal]);
+    options.watchSignal?.(`metadata:${chain.name}`, signal);
     const client = createChainClient({
       url: chain.rpcUrl,
       batchSize: options.tuning.rpcBatchSize,
@@ -118,7 +122,7 @@ export function startMetadataWorkers(options: {
           blobs: options.blobs,
           onToken: (_token, status) => options.onToken?.(chain.name, status),
         },
-        AbortSignal.any([lifecycle.signal, stop.signal]),
+        signal,
       );
     } catch (error) {
       chainLogger.error({ err: error }, "the metadata worker stopped");

@@ -73,6 +73,7 @@ export function registerStartCommand(program: Command, lifecycle: Lifecycle, env
         lifecycle,
         blobs,
         onToken: metrics.countMetadata,
+        watchSignal: metrics.watchAbortListeners,
       });
       const display = createProgressDisplay(logger, environment.stderr);
       lifecycle.defer(() => display.stop());
