@@ -9,7 +9,6 @@ import { join, relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import Fastify, { type FastifyInstance, type FastifyReply } from "fastify";
 import type { Logger } from "../core/logger.ts";
-import type { BlobStore } from "../media/blobs.ts";
 import {
   type ApiError,
   GrpcCode,
@@ -17,9 +16,13 @@ import {
   InvalidArgumentError,
   NotFoundError,
   toApiError,
+  UnavailableError,
 } from "./errors.ts";
 import type { Guard } from "./guard.ts";
+import { DamagedImageError, type ImageServer, ImagesBusyError } from "./images.ts";
+import { fillJsonLinks, LINK_VARY, LINKED_OPERATIONS, requestLinkBase } from "./links.ts";
 import type { ApiMetrics } from "./metrics.ts";
+import type { ChainReadiness } from "./readiness.ts";
 import { type RestRoute, restRequestFields, restRoutes } from "./routes.ts";
 import type { Operation } from "./service.ts";
 
@@ -35,10 +38,14 @@ export interface RestServerOptions {
   logger: Logger;
   /** Where the one line per request goes. */
   accessLog: Logger;
-  /** Whether the store answers: `/readyz` is 200 only when it resolves true. */
-  ready: () => Promise<boolean>;
+  /** The chain's readiness, read at most once a second: `/readyz` is 200 only when it is ready. */
+  readiness: () => Promise<ChainReadiness>;
+  /** The chain's readiness as last read, without waiting: the height and lag headers of the API's answers. */
+  freshness: () => ChainReadiness | undefined;
   /** The cached images, served at `/images/<sha256>`; none when absent. */
-  blobs?: BlobStore | undefined;
+  images?: ImageServer | undefined;
+  /** The configured base of every link handed out; unset: the request's own host. */
+  publicUrl?: string | undefined;
 }
 
 const GRPC_CODE_NAME = Object.fromEntries(
@@ -46,6 +53,15 @@ const GRPC_CODE_NAME = Object.fromEntries(
 ) as Record<number, string>;
 
 const JSON_TYPE = "application/json; charset=utf-8";
+const SHA256 = /^[0-9a-f]{64}$/;
+/** Seconds a client refused for a busy image store is told to wait. */
+const IMAGES_RETRY_AFTER_SECONDS = 1;
+
+/** Whether an `If-None-Match` header names the image's entity tag (weak or strong, alone or in a list). */
+function matchesTag(header: string | undefined, sha256: string): boolean {
+  if (header === undefined) return false;
+  return header.split(",").some((tag) => tag.trim().replace(/^W\//, "") === `"${sha256}"`);
+}
 
 function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
   const response = httpErrorResponse(error);
@@ -128,6 +144,21 @@ export async function createRestServer(options: RestServerOptions): Promise<Fast
     );
   });
 
+  // The API's answers say how fresh their chain's data is, and get the base of their links, as
+  // they are sent: the cached bytes stay the same for every client.
+  app.addHook("onSend", async (request, reply, payload) => {
+    const operation = (request.routeOptions.config as { operation?: string } | undefined)?.operation;
+    if (operation === undefined) return payload;
+    const fresh = options.freshness();
+    if (fresh?.indexedBlock !== undefined)
+      reply.header("x-mintlens-indexed-block", String(fresh.indexedBlock));
+    if (fresh?.lagBlocks !== undefined) reply.header("x-mintlens-lag-blocks", String(fresh.lagBlocks));
+    if (!LINKED_OPERATIONS.has(operation) || !Buffer.isBuffer(payload)) return payload;
+    if (options.publicUrl !== undefined) return fillJsonLinks(payload, options.publicUrl);
+    reply.header("vary", LINK_VARY);
+    return fillJsonLinks(payload, requestLinkBase(request.headers));
+  });
+
   app.setNotFoundHandler((_request, reply) => sendError(reply, new NotFoundError("no such path")));
   app.setErrorHandler((error, request, reply) => {
     // The HTTP layer's own refusals (a malformed URL, a bad header) are the client's mistakes.
@@ -146,11 +177,12 @@ export async function createRestServer(options: RestServerOptions): Promise<Fast
     reply.type(JSON_TYPE).send('{"status":"SERVING"}');
   });
   app.get("/readyz", async (_request, reply) => {
-    const ready = await options.ready().catch(() => false);
+    const { ready, ...figures } = await options.readiness();
     reply
       .code(ready ? 200 : 503)
+      .header("cache-control", "no-store")
       .type(JSON_TYPE)
-      .send(ready ? '{"status":"SERVING"}' : '{"status":"NOT_SERVING"}');
+      .send(JSON.stringify({ status: ready ? "SERVING" : "NOT_SERVING", ...figures }));
   });
   app.get("/openapi.json", (_request, reply) => {
     reply.type(JSON_TYPE).send(openapi);
@@ -165,22 +197,43 @@ export async function createRestServer(options: RestServerOptions): Promise<Fast
   });
 
   // Images are public, like the pages that show them: an <img> cannot send a key. A cached image
-  // never changes (its name is its hash), and an SVG is served so that it cannot run script. A
+  // never changes (its name is its hash): a client that has it (`If-None-Match` with its tag) is
+  // answered 304 without reading the store. An SVG is served so that it cannot run script. A
   // store that fails throws, and the error handler answers 503 (unreachable) or 500 (refused):
   // a 404 would tell a client, and any cache in between, that the image is gone.
   app.get("/images/:sha256", async (request, reply) => {
     const { sha256 } = request.params as { sha256: string };
-    const blob = /^[0-9a-f]{64}$/.test(sha256) ? await options.blobs?.get(sha256) : undefined;
-    if (blob === undefined) return sendError(reply, new NotFoundError("no such image"));
-    return reply
-      .headers({
-        "content-type": blob.mimeType,
-        "cache-control": "public, max-age=31536000, immutable",
-        etag: `"${sha256}"`,
-        "x-content-type-options": "nosniff",
-        "content-security-policy": "default-src 'none'; img-src data:; style-src 'unsafe-inline'; sandbox",
-      })
-      .send(blob.bytes);
+    if (!SHA256.test(sha256) || options.images === undefined) {
+      return sendError(reply, new NotFoundError("no such image"));
+    }
+    reply.headers({
+      "cache-control": "public, max-age=31536000, immutable",
+      etag: `"${sha256}"`,
+      "x-content-type-options": "nosniff",
+      "content-security-policy": "default-src 'none'; img-src data:; style-src 'unsafe-inline'; sandbox",
+    });
+    if (matchesTag(request.headers["if-none-match"], sha256)) return reply.code(304).send();
+    let image: Awaited<ReturnType<ImageServer["get"]>>;
+    try {
+      image = await options.images.get(sha256);
+    } catch (error) {
+      if (error instanceof ImagesBusyError) {
+        reply.header("retry-after", String(IMAGES_RETRY_AFTER_SECONDS));
+        return sendError(reply, new UnavailableError({ message: error.message }));
+      }
+      if (error instanceof DamagedImageError) {
+        logger.error({ err: error, sha256 }, "a stored image does not hash to its name: its file is damaged");
+      }
+      throw error;
+    }
+    if (image === undefined) return sendError(reply, new NotFoundError("no such image"));
+    reply.header("content-type", image.mimeType);
+    if (image.kind === "bytes") return reply.send(image.bytes);
+    if (image.size !== undefined) reply.header("content-length", String(image.size));
+    const { stream } = image;
+    // A client gone mid-image frees the store's read at once.
+    reply.raw.once("close", () => stream.destroy());
+    return reply.send(stream);
   });
 
   for (const route of routes) {

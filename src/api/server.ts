@@ -1,6 +1,7 @@
 /**
  * The API of every configured chain: per chain, one service implementation over that chain's
  * data, its own REST listener and its own gRPC listener; and one metrics listener for the process.
+ * The chains' readiness and the image server are shared by every listener.
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -11,10 +12,13 @@ import type { Queryable } from "../store/pg/database.ts";
 import { createDataVersion, type DataVersion } from "./data-version.ts";
 import { bindGrpc, createGrpcServer, type GrpcServer } from "./grpc.ts";
 import type { Guard } from "./guard.ts";
+import { createImageServer, type ImageServerOptions } from "./images.ts";
+import { fillMessageLinks, LINK_BASE_PLACEHOLDER, LINKED_OPERATIONS } from "./links.ts";
 import type { ApiMetrics } from "./metrics.ts";
-import { createResponseCache } from "./response-cache.ts";
+import { createReadiness, DEFAULT_READINESS, judgeChain, type ReadinessPolicy } from "./readiness.ts";
+import { type Answer, createResponseCache } from "./response-cache.ts";
 import { createRestServer } from "./rest.ts";
-import { createApiService } from "./service.ts";
+import { createApiService, type Operation } from "./service.ts";
 
 export interface ApiChain {
   name: string;
@@ -22,6 +26,13 @@ export interface ApiChain {
   /** 0 picks a free port. */
   restPort: number;
   grpcPort: number;
+  /**
+   * The base of every link handed out for this chain (`https://nft.example.com`, no trailing
+   * slash); unset: over REST the request's own host, over gRPC a bare path.
+   */
+  publicUrl?: string | undefined;
+  /** When the chain counts as ready; default `DEFAULT_READINESS`. */
+  readiness?: Partial<ReadinessPolicy> | undefined;
 }
 
 export interface ApiOptions {
@@ -40,6 +51,10 @@ export interface ApiOptions {
   responseCacheBytes?: number;
   /** The image cache the metadata worker fills, served at `/images/<sha256>`. */
   blobs?: BlobStore;
+  /** How images are served from memory and how many store reads run at once (see `images.ts`). */
+  images?: Omit<ImageServerOptions, "blobs">;
+  /** How long the chains' readiness, once read, is answered from memory, in ms (default 1000). */
+  readinessMaxAgeMs?: number;
 }
 
 export interface ServedChain {
@@ -58,16 +73,25 @@ export interface RunningApi {
   close(): Promise<void>;
 }
 
+/** How often the gRPC health status is brought up to date when nothing else asks for the readiness. */
 const READY_CHECK_MS = 5_000;
 export const DEFAULT_RESPONSE_CACHE_BYTES = 64 * 1024 * 1024;
 const GRPC_DRAIN_MS = 5_000;
 
 export async function startApi(options: ApiOptions): Promise<RunningApi> {
   const { sql, host, guard, metrics } = options;
-  const ready = async () => {
-    await sql`SELECT 1`;
-    return true;
-  };
+  const readinessChains = options.chains.map((chain) => ({
+    name: chain.name,
+    chainId: chain.chainId,
+    policy: { ...DEFAULT_READINESS, ...chain.readiness },
+  }));
+  const readiness = createReadiness({
+    sql,
+    chains: readinessChains,
+    logger: options.logger,
+    ...(options.readinessMaxAgeMs !== undefined ? { maxAgeMs: options.readinessMaxAgeMs } : {}),
+  });
+  const images = options.blobs && createImageServer({ ...options.images, blobs: options.blobs });
   const started: { rest: FastifyInstance; grpc: GrpcServer; version: DataVersion }[] = [];
   const served: ServedChain[] = [];
   const timers: NodeJS.Timeout[] = [];
@@ -100,15 +124,18 @@ export async function startApi(options: ApiOptions): Promise<RunningApi> {
         ...(options.versionPollMs !== undefined ? { pollMs: options.versionPollMs } : {}),
       });
       const cache = createResponseCache(options.responseCacheBytes ?? DEFAULT_RESPONSE_CACHE_BYTES);
-      // Known once the listener is bound: image URLs are made of the address it listens on.
-      let imageBase = "";
+      // Answers are cached with a placeholder where a link's base goes, filled in as each is sent.
       const operations = createApiService({
         sql,
         chainId: chain.chainId,
         version,
         cache,
-        imageBase: () => imageBase,
+        imageBase: () => LINK_BASE_PLACEHOLDER,
       });
+      const judged = readinessChains.find((c) => c.chainId === chain.chainId) ?? readinessChains[0];
+      const chainReadiness = async () =>
+        (await readiness.current()).get(chain.chainId) ??
+        judgeChain(judged as (typeof readinessChains)[number], undefined);
       const accessLog = options.accessLog ?? options.logger;
       const rest = await createRestServer({
         chain: chain.name,
@@ -117,17 +144,24 @@ export async function startApi(options: ApiOptions): Promise<RunningApi> {
         metrics,
         logger,
         accessLog,
-        ready,
-        blobs: options.blobs,
+        readiness: chainReadiness,
+        freshness: () => readiness.latest(chain.chainId),
+        images,
+        publicUrl: chain.publicUrl,
       });
-      const grpc = createGrpcServer({ chain: chain.name, operations, guard, metrics, logger, accessLog });
+      const grpc = createGrpcServer({
+        chain: chain.name,
+        operations: withLinkBase(operations, chain.publicUrl ?? ""),
+        guard,
+        metrics,
+        logger,
+        accessLog,
+      });
       started.push({ rest, grpc, version });
       await rest.listen({ host, port: chain.restPort });
       const restPort = (rest.server.address() as AddressInfo).port;
       const grpcPort = await bindGrpc(grpc.server, host, chain.grpcPort, options.tls);
-      imageBase = `http://${host.includes(":") ? `[${host}]` : host}:${restPort}`;
-      const checkHealth = () => void ready().then(grpc.setServing, () => grpc.setServing(false));
-      timers.push(setInterval(checkHealth, READY_CHECK_MS).unref());
+      readiness.subscribe((all) => grpc.setServing(all.get(chain.chainId)?.ready ?? false));
       const shown = host.includes(":") ? `[${host}]` : host;
       served.push({
         name: chain.name,
@@ -138,6 +172,10 @@ export async function startApi(options: ApiOptions): Promise<RunningApi> {
         grpcPort,
       });
     }
+    // Read once before the first request, so that every answer carries its chain's height.
+    await readiness.current();
+    const check = () => void readiness.current();
+    timers.push(setInterval(check, READY_CHECK_MS).unref());
   } catch (error) {
     await close();
     throw error;
@@ -145,7 +183,33 @@ export async function startApi(options: ApiOptions): Promise<RunningApi> {
   return { chains: served, close };
 }
 
-/** Serves the process's metrics at `/metrics` (Prometheus text format). */
+/**
+ * The operations as gRPC answers them: links get `base` (the configured public URL, or none: a
+ * bare path, since a gRPC request names no HTTP host the images are served at).
+ */
+function withLinkBase(operations: ReadonlyMap<string, Operation>, base: string): Map<string, Operation> {
+  const filled = new Map<string, Operation>();
+  for (const [name, operation] of operations) {
+    if (!LINKED_OPERATIONS.has(name)) {
+      filled.set(name, operation);
+      continue;
+    }
+    filled.set(name, {
+      method: operation.method,
+      async run(fields) {
+        const answer: Answer = await operation.run(fields);
+        const message = fillMessageLinks(answer.message, base);
+        return { message, json: () => answer.json() };
+      },
+    });
+  }
+  return filled;
+}
+
+/**
+ * Serves the process's metrics at `/metrics` (Prometheus text format), without a key: bind it to
+ * a host only the scraper reaches (the loopback address by default).
+ */
 export async function startMetricsServer(
   metrics: ApiMetrics,
   host: string,

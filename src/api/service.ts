@@ -75,7 +75,7 @@ export interface ApiServiceOptions {
   /** The chain's data version, which answers are cached under. */
   version: DataVersion;
   cache: ResponseCache;
-  /** The base URL cached images are served under (this chain's REST listener, or its public URL). */
+  /** What links start with in the answers (see `links.ts`: a placeholder filled in as each answer is sent). */
   imageBase?: () => string;
   now?: () => number;
 }

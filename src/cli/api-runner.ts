@@ -4,7 +4,12 @@ import { createKeyVerifier } from "../api/key-verifier.ts";
 import { type ApiMetrics, createApiMetrics } from "../api/metrics.ts";
 import { type RunningApi, startApi, startMetricsServer } from "../api/server.ts";
 import { loadTls } from "../api/tls.ts";
-import type { ApiConfig, ApiConfigInput, ApiPoolConfigInput } from "../config/api-config.ts";
+import {
+  API_DEFAULTS,
+  type ApiConfig,
+  type ApiConfigInput,
+  type ApiPoolConfigInput,
+} from "../config/api-config.ts";
 import type { BlobStoreConfigInput } from "../config/blob-store-config.ts";
 import { createAccessLogger, type Logger } from "../core/logger.ts";
 import type { BlobStore } from "../media/blobs.ts";
@@ -29,6 +34,24 @@ export function addApiOptions(command: Command, blobDefault?: string): Command {
       collect,
     )
     .option("--metrics-port <port>", "Prometheus metrics port, or off (default 9464)")
+    .option(
+      "--metrics-host <address>",
+      "address the metrics listener binds, whatever --host is (env MINTLENS_METRICS_HOST, default 127.0.0.1)",
+    )
+    .option(
+      "--public-url <[chain=]url>",
+      "base of the links the API hands out (https://host[/path]): url for every chain, or chain=url (env MINTLENS_PUBLIC_URL; default: the request's own host)",
+      collect,
+    )
+    .option(
+      "--ready-lag <[chain=]blocks>",
+      "a chain is ready while its indexer owes at most this many blocks: N for every chain, or chain=N (env MINTLENS_READY_LAG, default 64)",
+      collect,
+    )
+    .option(
+      "--ready-heartbeat <seconds>",
+      "a chain is not ready once its indexer has not recorded the node's head for this long (env MINTLENS_READY_HEARTBEAT, default 120)",
+    )
     .option("--rate-limit <n>", "requests per second per API key over REST and gRPC, 0 for none (default 30)")
     .option(
       "--response-cache <MiB>",
@@ -96,7 +119,16 @@ export async function serveApi(options: ServeOptions): Promise<RunningApi & { ce
     chains: options.chains.map((chain) => {
       const listeners = byName.get(chain.name);
       if (listeners === undefined) throw new Error(`no listeners configured for ${chain.name}`);
-      return { ...chain, restPort: listeners.restPort, grpcPort: listeners.grpcPort };
+      return {
+        ...chain,
+        restPort: listeners.restPort,
+        grpcPort: listeners.grpcPort,
+        publicUrl: api.publicUrls[chain.name],
+        readiness: {
+          maxLagBlocks: api.readyLagBlocks[chain.name] ?? API_DEFAULTS.readyLagBlocks,
+          maxHeartbeatAgeSeconds: api.readyHeartbeatSeconds,
+        },
+      };
     }),
   });
   lifecycle.defer(() => running.close());
@@ -106,9 +138,10 @@ export async function serveApi(options: ServeOptions): Promise<RunningApi & { ce
     );
   }
   if (api.metricsPort !== undefined) {
-    const server = await startMetricsServer(metrics, api.host, api.metricsPort);
+    const server = await startMetricsServer(metrics, api.metricsHost, api.metricsPort);
     lifecycle.defer(() => server.close());
-    say(`metrics: http://${api.host.includes(":") ? `[${api.host}]` : api.host}:${server.port}/metrics`);
+    const shown = api.metricsHost.includes(":") ? `[${api.metricsHost}]` : api.metricsHost;
+    say(`metrics: http://${shown}:${server.port}/metrics`);
   }
   return { ...running, certPath: tls.certPath };
 }

@@ -1,6 +1,7 @@
 /**
  * The API's configuration: where each chain's REST and gRPC listeners and the metrics listener
- * bind, the rate limit, and the certificate gRPC presents. Parsed once, every problem listed.
+ * bind, the rate limit, the certificate gRPC presents, the public URL links are made of, and when
+ * a chain counts as ready. Parsed once, every problem listed.
  */
 import { ConfigError } from "./config.ts";
 import type { Variables } from "./environment.ts";
@@ -23,6 +24,16 @@ export interface ApiConfig {
   responseCacheMb: number;
   /** Unset: a self-signed certificate generated in the data directory. */
   tls: { certPath: string; keyPath: string } | undefined;
+
+  // Links, readiness and the metrics listener's host.
+  /** The base of every link handed out, per chain name (no trailing slash); a chain not in it: the request's host. */
+  publicUrls: Record<string, string>;
+  /** Per chain name: blocks the indexer may owe and the chain still be ready. */
+  readyLagBlocks: Record<string, number>;
+  /** The indexer's heartbeat may be this old, in seconds, and its chain still be ready. */
+  readyHeartbeatSeconds: number;
+  /** Where the metrics listener binds, whatever `host` is. */
+  metricsHost: string;
 }
 
 export interface ApiConfigInput {
@@ -34,6 +45,10 @@ export interface ApiConfigInput {
   responseCache?: string;
   tlsCert?: string;
   tlsKey?: string;
+  publicUrl?: string[];
+  readyLag?: string[];
+  readyHeartbeat?: string;
+  metricsHost?: string;
 }
 
 export const API_DEFAULTS = {
@@ -43,6 +58,9 @@ export const API_DEFAULTS = {
   metricsPort: 9464,
   rateLimit: 30,
   responseCacheMb: 64,
+  readyLagBlocks: 64,
+  readyHeartbeatSeconds: 120,
+  metricsHost: "127.0.0.1",
 };
 
 const PORT = /^\d{1,5}$/;
@@ -82,6 +100,90 @@ function ports(
   }
   // Port 0 picks a free port for every chain rather than counting up from 0.
   return chains.map((name, i) => named.get(name) ?? (first === 0 ? 0 : first + i));
+}
+
+/** A `[chain=]value` flag's values: the bare one for every chain, `chain=value` for one. */
+function perChain(
+  values: string[] | undefined,
+  envValue: string | undefined,
+  chains: readonly string[],
+  label: string,
+  problems: string[],
+): { every: string | undefined; named: Map<string, string> } {
+  let every: string | undefined;
+  const named = new Map<string, string>();
+  for (const value of values ?? (envValue ? [envValue] : [])) {
+    const eq = value.indexOf("=");
+    const name = eq < 0 ? "" : value.slice(0, eq);
+    // A URL's query or path may hold `=`: only a plain name before it names a chain.
+    if (!/^[A-Za-z0-9_.-]+$/.test(name)) {
+      every = value;
+      continue;
+    }
+    if (!chains.includes(name)) problems.push(`${label}: ${name} is not a configured chain`);
+    named.set(name, value.slice(eq + 1));
+  }
+  return { every, named };
+}
+
+/** A public URL as links are made of it: scheme, host and path, without a trailing slash. */
+function publicBase(text: string, problems: string[]): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    problems.push(`public url: ${text} is not a URL`);
+    return undefined;
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    problems.push(`public url: ${text} is not an http or https URL`);
+    return undefined;
+  }
+  if (url.username !== "" || url.password !== "" || url.search !== "" || url.hash !== "") {
+    problems.push(`public url: ${text} has a user, a query or a fragment: give scheme, host and path only`);
+    return undefined;
+  }
+  return `${url.origin}${url.pathname.replace(/\/+$/, "")}`;
+}
+
+/** The public URLs, the readiness bounds and the metrics host. */
+function parseServing(
+  input: ApiConfigInput,
+  env: Variables,
+  chains: readonly string[],
+  problems: string[],
+): Pick<ApiConfig, "publicUrls" | "readyLagBlocks" | "readyHeartbeatSeconds" | "metricsHost"> {
+  const urls = perChain(input.publicUrl, env.MINTLENS_PUBLIC_URL, chains, "public url", problems);
+  const publicUrls: Record<string, string> = {};
+  const every = urls.every === undefined ? undefined : publicBase(urls.every, problems);
+  for (const name of chains) {
+    const own = urls.named.get(name);
+    const base = own === undefined ? every : publicBase(own, problems);
+    if (base !== undefined) publicUrls[name] = base;
+  }
+
+  const lags = perChain(input.readyLag, env.MINTLENS_READY_LAG, chains, "ready lag", problems);
+  const lagOf = (text: string | undefined): number | undefined => {
+    if (text === undefined) return undefined;
+    if (/^\d{1,9}$/.test(text)) return Number(text);
+    problems.push(`ready lag: ${text} is not a whole number of blocks`);
+    return undefined;
+  };
+  const lagEvery = lagOf(lags.every) ?? API_DEFAULTS.readyLagBlocks;
+  const readyLagBlocks: Record<string, number> = {};
+  for (const name of chains) readyLagBlocks[name] = lagOf(lags.named.get(name)) ?? lagEvery;
+
+  const heartbeatRaw = input.readyHeartbeat ?? env.MINTLENS_READY_HEARTBEAT;
+  let readyHeartbeatSeconds = API_DEFAULTS.readyHeartbeatSeconds;
+  if (heartbeatRaw !== undefined) {
+    if (/^\d{1,7}$/.test(heartbeatRaw) && Number(heartbeatRaw) >= 1)
+      readyHeartbeatSeconds = Number(heartbeatRaw);
+    else problems.push(`ready heartbeat: ${heartbeatRaw} is not a whole number of seconds from 1`);
+  }
+
+  const metricsHost = input.metricsHost ?? env.MINTLENS_METRICS_HOST ?? API_DEFAULTS.metricsHost;
+  if (metricsHost.trim() === "") problems.push("metrics host: empty");
+  return { publicUrls, readyLagBlocks, readyHeartbeatSeconds, metricsHost };
 }
 
 export function parseApiConfig(input: ApiConfigInput, env: Variables, chains: readonly string[]): ApiConfig {
@@ -150,6 +252,7 @@ export function parseApiConfig(input: ApiConfigInput, env: Variables, chains: re
       "tls: give both --tls-cert and --tls-key, or neither (a self-signed certificate is generated)",
     );
   }
+  const serving = parseServing(input, env, chains, problems);
   if (problems.length > 0) throw new ConfigError(problems);
   return {
     host,
@@ -158,6 +261,7 @@ export function parseApiConfig(input: ApiConfigInput, env: Variables, chains: re
     rateLimit,
     responseCacheMb,
     tls: certPath !== undefined && keyPath !== undefined ? { certPath, keyPath } : undefined,
+    ...serving,
   };
 }
 

@@ -16,6 +16,7 @@ import {
   ensureChain,
   nextBlock,
   oldestRecentBlock,
+  recordHead,
   storedBlockHash,
   storedBlockHashes,
 } from "../store/tables/chain-state.ts";
@@ -79,6 +80,9 @@ export interface ChainIndexerOptions {
 }
 
 const MAX_OUTAGE_BACKOFF_MS = 60_000;
+
+/** The node's head is recorded for the API's readiness at most this often (one small UPDATE). */
+export const HEAD_RECORD_MS = 5_000;
 
 /** How long a round may read ownership history before it indexes new blocks again. */
 const HISTORY_SLICE_MS = 10_000;
@@ -222,6 +226,8 @@ class ChainIndexer {
   private next = 0;
   private lastHash: Hex | undefined;
   private head = 0;
+  /** When the head was last recorded (performance.now()); -Infinity before the first time. */
+  private headRecordedAt = Number.NEGATIVE_INFINITY;
   private readonly totals = { blocks: 0, transfers: 0, logs: 0, malformed: 0, unclassified: 0, spam: 0 };
   private outages = 0;
   private phantomReorgs = 0;
@@ -332,6 +338,7 @@ class ChainIndexer {
         }
         await this.readHistory(signal, HISTORY_SLICE_MS);
         this.head = await client.blockNumber();
+        await this.recordHead();
         let target = this.head - chain.confirmations;
         if (this.options.untilBlock !== undefined) target = Math.min(target, this.options.untilBlock);
         if (target < this.next) {
@@ -431,9 +438,19 @@ class ChainIndexer {
     await writing;
   }
 
+  /** The heartbeat the API's readiness reads: also written between batches, so a long backfill shows alive. */
+  private async recordHead(): Promise<void> {
+    const now = performance.now();
+    if (now - this.headRecordedAt < HEAD_RECORD_MS) return;
+    this.headRecordedAt = now;
+    const { sql, chain } = this.options;
+    await recordHead(sql, chain.chainId, this.head, chain.confirmations);
+  }
+
   private async write(prepared: PreparedBatch, target: number): Promise<void> {
     const { batch } = prepared;
     await this.pipeline.write(this.session, prepared, this.registry);
+    await this.recordHead();
     this.carries = prepared.carries;
     this.lastHash = batch.headers.at(-1)?.hash;
     this.next = batch.to + 1;

@@ -13,6 +13,7 @@
  * told from a refused request.
  */
 import { createHash } from "node:crypto";
+import { Readable } from "node:stream";
 import {
   GetObjectCommand,
   HeadBucketCommand,
@@ -152,6 +153,27 @@ export function createS3BlobStore(options: S3BlobStoreOptions): S3BlobStore {
         return { bytes, mimeType: answer.ContentType ?? "application/octet-stream" };
       } catch (error) {
         // A missing bucket is the operator's to fix, not a missing image.
+        if (statusOf(error) === 404 && (error as SdkError).name !== "NoSuchBucket") return undefined;
+        throw failure("reading an image", error);
+      }
+    },
+    async open(sha) {
+      if (!SHA256.test(sha)) return undefined;
+      try {
+        const answer = await client.send(new GetObjectCommand({ Bucket: bucket, Key: keyOf(sha) }));
+        if (answer.Body === undefined) return undefined;
+        // In Node the body is the response's own stream: read as it is sent on, never held whole.
+        const body: unknown = answer.Body;
+        const stream =
+          body instanceof Readable
+            ? body
+            : Readable.from([Buffer.from(await answer.Body.transformToByteArray())]);
+        return {
+          stream,
+          size: answer.ContentLength,
+          mimeType: answer.ContentType ?? "application/octet-stream",
+        };
+      } catch (error) {
         if (statusOf(error) === 404 && (error as SdkError).name !== "NoSuchBucket") return undefined;
         throw failure("reading an image", error);
       }

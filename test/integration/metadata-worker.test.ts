@@ -259,6 +259,7 @@ test("an image cache that fails keeps the documents and the images cached before
       throw new Error("the bucket refused the request: AccessDenied");
     },
     get: async () => undefined,
+    open: async () => undefined,
   };
   await workOn(3, { blobs: broken, logger });
   const [two] = await db.sql<{ status: string; image_uri: string; name: string }[]>`

@@ -13,7 +13,9 @@ import { GetObjectCommand, S3Client } from "@aws-sdk/client-s3";
 import type { FastifyInstance } from "fastify";
 import { pino } from "pino";
 import type { Guard } from "../../src/api/guard.ts";
+import { createImageServer } from "../../src/api/images.ts";
 import { createApiMetrics } from "../../src/api/metrics.ts";
+import { DEFAULT_READINESS, judgeChain } from "../../src/api/readiness.ts";
 import { createRestServer } from "../../src/api/rest.ts";
 import { openBlobStore } from "../../src/cli/open-blob-store.ts";
 import { parseBlobStoreConfig } from "../../src/config/blob-store-config.ts";
@@ -258,8 +260,9 @@ describe("the REST route /images/<sha256> over an S3 store", () => {
       metrics: createApiMetrics(),
       logger,
       accessLog: silentLogger(),
-      ready: async () => true,
-      blobs,
+      readiness: async () => judgeChain({ name: "test", chainId: 1, policy: DEFAULT_READINESS }, undefined),
+      freshness: () => undefined,
+      images: createImageServer({ blobs }),
     });
     servers.push(app);
     return app.listen({ host: "127.0.0.1", port: 0 });
@@ -283,6 +286,36 @@ describe("the REST route /images/<sha256> over an S3 store", () => {
     const missing = await fetch(`${url}/images/${"ab".repeat(32)}`);
     assert.equal(missing.status, 404);
     assert.deepEqual(await missing.json(), { code: 5, message: "no such image", details: [] });
+  });
+
+  test("an image larger than the memory cache is streamed from the bucket; a small one is read once", async () => {
+    const store = storeOf({ prefix: "streamed/" });
+    // Not the same byte over and over, so that a chunk repeated or left out changes the hash.
+    const large = Buffer.alloc(3 * 1024 * 1024);
+    for (let i = 0; i < large.length; i += 4) large.writeUInt32LE((i * 2654435761) >>> 0, i);
+    const big = await store.put(large, "image/png");
+    const small = await store.put(SVG, "image/svg+xml");
+    let opened = 0;
+    const url = await listen({
+      ...store,
+      open: (sha) => {
+        opened++;
+        return store.open(sha);
+      },
+    });
+    const served = await fetch(`${url}/images/${big}`);
+    assert.equal(served.status, 200);
+    assert.equal(served.headers.get("content-length"), String(large.length));
+    assert.equal(sha256(Buffer.from(await served.arrayBuffer())), big);
+    for (let i = 0; i < 3; i++) {
+      const again = await fetch(`${url}/images/${small}`);
+      assert.deepEqual(Buffer.from(await again.arrayBuffer()), SVG);
+    }
+    assert.equal(opened, 2, "the large image once, the small one once: then from memory");
+    // A client that has the image is told so without a read of the bucket.
+    const kept = await fetch(`${url}/images/${big}`, { headers: { "if-none-match": `"${big}"` } });
+    assert.equal(kept.status, 304);
+    assert.equal(opened, 2);
   });
 
   test("a store that is down answers 503, not 404, and the cause is logged", async () => {

@@ -147,6 +147,8 @@ describe("mintlens start and serve", () => {
       "0",
       "--metrics-port",
       "0",
+      "--metrics-host",
+      "127.0.0.3",
       "--poll-interval",
       "200",
     ]);
@@ -177,6 +179,16 @@ describe("mintlens start and serve", () => {
         await new Promise((r) => setTimeout(r, 250));
       }
       await checkEachChainServesItsOwn(found);
+      // Each indexer runs at its node's head: its chain is ready (once the readiness, kept 1 s, is read again).
+      for (const chain of CHAINS) {
+        for (const until = Date.now() + 10_000; ; ) {
+          const ready = await fetch(`${found.get(chain.name)?.rest}/readyz`);
+          const text = await ready.text();
+          if (ready.status === 200) break;
+          assert.ok(Date.now() < until, `${chain.name}: ${text}`);
+          await new Promise((r) => setTimeout(r, 200));
+        }
+      }
       // gRPC on each chain's own port, through the built-in client.
       const cert = join(dataDir, "tls", "grpc-cert.pem");
       for (const chain of CHAINS) {
@@ -200,6 +212,9 @@ describe("mintlens start and serve", () => {
         assert.equal(contracts.length, stored?.n, chain.name);
       }
       const metricsUrl = /metrics: (\S+)/.exec(start.stderr())?.[1];
+      // On its own host, apart from the API's.
+      assert.match(metricsUrl ?? "", /^http:\/\/127\.0\.0\.3:\d+\/metrics$/);
+      assert.match(found.get("ethereum")?.rest ?? "", /^http:\/\/127\.0\.0\.1:/);
       assert.ok(metricsUrl);
       const metrics = await (await fetch(metricsUrl)).text();
       for (const chain of CHAINS)
@@ -234,6 +249,8 @@ describe("mintlens start and serve", () => {
       "off",
       "--response-cache",
       "0",
+      "--ready-heartbeat",
+      "1",
     ]);
     try {
       const found = await listeners(
@@ -241,6 +258,14 @@ describe("mintlens start and serve", () => {
         CHAINS.map((c) => c.name),
       );
       await checkEachChainServesItsOwn(found);
+      // No indexer runs any more (start was stopped): what it recorded in the store says so.
+      await new Promise((r) => setTimeout(r, 1_100));
+      const ready = await fetch(`${found.get("ethereum")?.rest}/readyz`);
+      assert.equal(ready.status, 503);
+      const body = (await ready.json()) as { status: string; reasons: string[]; indexedBlock: number };
+      assert.equal(body.status, "NOT_SERVING");
+      assert.match(body.reasons.join(), /the indexer last recorded the node's head [\d.]+ s ago/);
+      assert.ok(body.indexedBlock > 0);
     } finally {
       serve.stop();
     }

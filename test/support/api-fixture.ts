@@ -90,7 +90,16 @@ export async function startApiFixture(options: ApiFixtureOptions): Promise<ApiFi
   const keys = createKeyVerifier({ sql: apiSql });
   const api = await startApi({
     sql: apiSql,
-    chains: [{ name: "anvil", chainId: API_CHAIN_ID, restPort: 0, grpcPort: 0 }],
+    chains: [
+      {
+        name: "anvil",
+        chainId: API_CHAIN_ID,
+        restPort: 0,
+        grpcPort: 0,
+        // The indexer stops once the history is indexed: its heartbeat ages while the tests run.
+        readiness: { maxHeartbeatAgeSeconds: 3_600 },
+      },
+    ],
     host: "127.0.0.1",
     tls,
     guard: createGuard({ keys, requestsPerSecond: options.rateLimit ?? 0 }),

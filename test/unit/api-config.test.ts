@@ -148,3 +148,69 @@ describe("the gRPC certificate", () => {
     }
   });
 });
+
+describe("links, readiness and the metrics host", () => {
+  test("defaults: links from the request, 64 blocks of lag, a heartbeat of 120 s, metrics on the loopback address", () => {
+    const config = parseApiConfig({ host: "0.0.0.0" }, {}, ["ethereum", "polygon"]);
+    assert.deepEqual(config.publicUrls, {});
+    assert.deepEqual(config.readyLagBlocks, { ethereum: 64, polygon: 64 });
+    assert.equal(config.readyHeartbeatSeconds, 120);
+    assert.equal(config.metricsHost, "127.0.0.1");
+  });
+
+  test("a bare value is every chain's, chain=value one chain's; flags win over the environment", () => {
+    const config = parseApiConfig(
+      {
+        publicUrl: ["https://nft.example.test/api/", "polygon=https://polygon.example.test"],
+        readyLag: ["10", "polygon=300"],
+        readyHeartbeat: "30",
+      },
+      { MINTLENS_PUBLIC_URL: "https://env.example.test", MINTLENS_METRICS_HOST: "::1" },
+      ["ethereum", "polygon", "optimism"],
+    );
+    assert.deepEqual(config.publicUrls, {
+      ethereum: "https://nft.example.test/api",
+      polygon: "https://polygon.example.test",
+      optimism: "https://nft.example.test/api",
+    });
+    assert.deepEqual(config.readyLagBlocks, { ethereum: 10, polygon: 300, optimism: 10 });
+    assert.equal(config.readyHeartbeatSeconds, 30);
+    assert.equal(config.metricsHost, "::1");
+    const fromEnv = parseApiConfig(
+      {},
+      { MINTLENS_PUBLIC_URL: "http://[::1]:8080", MINTLENS_READY_LAG: "5" },
+      ["a"],
+    );
+    assert.deepEqual(fromEnv.publicUrls, { a: "http://[::1]:8080" });
+    assert.deepEqual(fromEnv.readyLagBlocks, { a: 5 });
+  });
+
+  test("every problem at once", () => {
+    const found = problems(() =>
+      parseApiConfig(
+        {
+          publicUrl: [
+            "ftp://x.test",
+            "base=https://b.test",
+            "ethereum=https://u:p@x.test",
+            "polygon=nonsense",
+          ],
+          readyLag: ["-1"],
+          readyHeartbeat: "0",
+          metricsHost: "",
+        },
+        {},
+        ["ethereum", "polygon"],
+      ),
+    );
+    assert.deepEqual(found, [
+      "public url: base is not a configured chain",
+      "public url: ftp://x.test is not an http or https URL",
+      "public url: https://u:p@x.test has a user, a query or a fragment: give scheme, host and path only",
+      "public url: nonsense is not a URL",
+      "ready lag: -1 is not a whole number of blocks",
+      "ready heartbeat: 0 is not a whole number of seconds from 1",
+      "metrics host: empty",
+    ]);
+  });
+});

@@ -44,6 +44,22 @@ export function setNextBlockStatement(sql: Queryable, chainId: number, next: num
   return sql`UPDATE chains SET next_block = ${next}, updated_at = now() WHERE chain_id = ${chainId}`;
 }
 
+/**
+ * Records the node's head as the indexer last read it, with the depth it keeps behind it, and the
+ * time (the indexer's heartbeat, which the API's readiness reads). One single-row UPDATE outside
+ * any batch; `updated_at`, the served data's version, is left alone so no cached answer is dropped.
+ */
+export async function recordHead(
+  sql: Queryable,
+  chainId: number,
+  head: number,
+  confirmations: number,
+): Promise<void> {
+  await sql`
+    UPDATE chains SET head_block = ${head}, confirmations = ${confirmations}, heartbeat_at = now()
+    WHERE chain_id = ${chainId}`;
+}
+
 /** The stored hash of an indexed block, if it is still among the recent ones. */
 export async function storedBlockHash(
   sql: Queryable,
