@@ -10,6 +10,13 @@ const startsWith = (bytes: Uint8Array, prefix: readonly number[], at = 0) =>
 const ascii = (bytes: Uint8Array, from: number, to: number) =>
   String.fromCharCode(...bytes.subarray(from, Math.min(to, bytes.length)));
 
+/** Images, video, sound and 3D models: media a document names, or a token URI that is one itself. */
+export const isMediaType = (mimeType: string) =>
+  mimeType.startsWith("image/") ||
+  mimeType.startsWith("video/") ||
+  mimeType.startsWith("audio/") ||
+  mimeType.startsWith("model/");
+
 /** The media type of `bytes`; `declared` (lowercase, without parameters) only breaks ties among text types. */
 export function sniffMediaType(bytes: Uint8Array, declared = ""): string {
   if (startsWith(bytes, [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])) return "image/png";
