@@ -26,6 +26,7 @@ import {
   storeOutcome,
   takeDueTokens,
 } from "../store/tables/metadata.ts";
+import { readDocument } from "./document.ts";
 import { type Fetcher, FetchFailed, FetchRefused } from "./fetch.ts";
 import { normaliseMetadata } from "./normalise.ts";
 import { isMediaType, sniffMediaType } from "./sniff.ts";
@@ -160,7 +161,10 @@ export async function findMetadata(token: QueuedToken, o: Finding): Promise<Meta
   if (isMedia(mimeType)) {
     return { ...fetched, raw: "", ...(await imageOf(found.uri, token.tokenId, o)) };
   }
-  const raw = Buffer.from(loaded.body).toString("utf8");
+  const document = readDocument(loaded.body, mimeType);
+  // Binary, or beyond the limits: not kept, like a body too large; tried again after a while.
+  if ("refused" in document) return { ...fetched, status: "failed", error: document.refused };
+  const raw = document.text;
   const n = normaliseMetadata(raw);
   return {
     ...fetched,
