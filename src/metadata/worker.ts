@@ -52,7 +52,8 @@ export interface MetadataWorkerOptions {
 
 const LEASE_SECONDS = 300;
 const REFUSED_RETRY_SECONDS = 7 * 86_400;
-const MAX_ATTEMPTS = 8;
+/** Temporary failures in a row after which a token is stored as `failed`. */
+export const MAX_ATTEMPTS = 8;
 
 /** The wait before the next try of a token that failed `attempts` times before: 30 s doubling, at most 6 h. */
 export function backoffSeconds(attempts: number): number {
