@@ -6,8 +6,9 @@
  *   the vetted address itself (TLS still checks the certificate against the host name), so no
  *   second lookup can swap in another address between the check and the connection;
  * - redirects are followed by hand, at most `maxRedirects`, each hop vetted the same way;
- * - the body is streamed and cut at `maxBytes`, counted after decompression, so a small gzip bomb
- *   stops at the same limit; one deadline covers the whole fetch, redirects included.
+ * - the body is streamed and cut at its kind's limit (a document's is smaller than an image's),
+ *   counted after decompression, so a small gzip bomb stops at the same limit; one deadline covers
+ *   the whole fetch, redirects included.
  *
  * Errors say what the caller should do: `FetchRefused` will not change by trying again (a refused
  * address, a 404, a body too large); `FetchFailed` may (a timeout, a 5xx, a reset connection).
@@ -18,7 +19,11 @@ import { request as httpsRequest } from "node:https";
 import { isIP } from "node:net";
 import type { Readable } from "node:stream";
 import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
+import { isMediaType, sniffMediaType } from "./sniff.ts";
 import { type AllowRule, refusal } from "./ssrf.ts";
+
+/** How many first bytes tell a document from media: every signature the sniffer knows fits. */
+const SNIFF_BYTES = 64;
 
 export class FetchRefused extends Error {
   override readonly name = "FetchRefused";
@@ -29,12 +34,30 @@ export class FetchFailed extends Error {
 }
 
 export interface FetchLimits {
-  maxBytes: number;
+  /** The most a metadata document may hold, after decompression: it is parsed, stored and served whole. */
+  maxDocumentBytes: number;
+  /** The most an image (or other media) may hold, after decompression: it is only hashed and stored. */
+  maxImageBytes: number;
   timeoutMs: number;
   maxRedirects: number;
 }
 
-export const DEFAULT_LIMITS: FetchLimits = { maxBytes: 10 * 1024 * 1024, timeoutMs: 15_000, maxRedirects: 5 };
+export const DEFAULT_LIMITS: FetchLimits = {
+  // A document is parsed in memory and served in one API answer (gRPC clients take 4 MiB by default).
+  maxDocumentBytes: 1024 * 1024,
+  maxImageBytes: 10 * 1024 * 1024,
+  timeoutMs: 15_000,
+  maxRedirects: 5,
+};
+
+export interface FetchOptions {
+  signal?: AbortSignal;
+  /**
+   * What is fetched, which sets the size limit: an image, or a document (the default). A token URI
+   * may name an image itself: a "document" whose first bytes are media has the image's limit.
+   */
+  kind?: "document" | "image";
+}
 
 export interface Fetched {
   /** The URL the body came from, after redirects. */
@@ -55,7 +78,7 @@ export interface FetcherOptions {
 }
 
 export interface Fetcher {
-  fetch(url: string, signal?: AbortSignal): Promise<Fetched>;
+  fetch(url: string, options?: FetchOptions): Promise<Fetched>;
 }
 
 const systemResolver: Resolver = (host) => dnsLookup(host, { all: true, verbatim: true });
@@ -118,11 +141,18 @@ export function createFetcher(options: FetcherOptions = {}): Fetcher {
     });
   }
 
-  async function readBody(response: IncomingMessage, signal: AbortSignal): Promise<Buffer> {
+  async function readBody(
+    response: IncomingMessage,
+    signal: AbortSignal,
+    kind: "document" | "image",
+  ): Promise<Buffer> {
+    // The larger limit until the first bytes say what the body is.
+    let maxBytes = limits.maxImageBytes;
+    let judged = kind === "image";
     const declared = Number(response.headers["content-length"]);
-    if (Number.isFinite(declared) && declared > limits.maxBytes) {
+    if (Number.isFinite(declared) && declared > maxBytes) {
       response.destroy();
-      throw new FetchRefused(`larger than ${limits.maxBytes} bytes (${declared} declared)`);
+      throw new FetchRefused(`larger than ${maxBytes} bytes (${declared} declared)`);
     }
     const encoding = String(response.headers["content-encoding"] ?? "").toLowerCase();
     let stream: Readable = response;
@@ -135,8 +165,13 @@ export function createFetcher(options: FetcherOptions = {}): Fetcher {
       for await (const chunk of stream) {
         if (signal.aborted) throw signal.reason;
         size += (chunk as Buffer).length;
-        if (size > limits.maxBytes) throw new FetchRefused(`larger than ${limits.maxBytes} bytes`);
         chunks.push(chunk as Buffer);
+        if (!judged && (size >= SNIFF_BYTES || size > limits.maxDocumentBytes)) {
+          judged = true;
+          const head = Buffer.concat(chunks).subarray(0, SNIFF_BYTES);
+          if (!isMediaType(sniffMediaType(head))) maxBytes = limits.maxDocumentBytes;
+        }
+        if (size > maxBytes) throw new FetchRefused(`larger than ${maxBytes} bytes`);
       }
     } catch (error) {
       if (error instanceof FetchRefused) throw error;
@@ -150,7 +185,7 @@ export function createFetcher(options: FetcherOptions = {}): Fetcher {
     return Buffer.concat(chunks);
   }
 
-  async function fetchWithin(start: URL, signal: AbortSignal): Promise<Fetched> {
+  async function fetchWithin(start: URL, signal: AbortSignal, kind: "document" | "image"): Promise<Fetched> {
     let url = start;
     for (let hop = 0; ; hop++) {
       if (url.protocol !== "http:" && url.protocol !== "https:") {
@@ -177,7 +212,7 @@ export function createFetcher(options: FetcherOptions = {}): Fetcher {
         return {
           url: url.toString(),
           declaredType: declaredType ?? "",
-          body: await readBody(response, signal),
+          body: await readBody(response, signal, kind),
         };
       }
       response.destroy();
@@ -189,7 +224,7 @@ export function createFetcher(options: FetcherOptions = {}): Fetcher {
   }
 
   return {
-    async fetch(raw, outer) {
+    async fetch(raw, { signal: outer, kind = "document" } = {}) {
       let url: URL;
       try {
         url = new URL(raw);
@@ -199,7 +234,7 @@ export function createFetcher(options: FetcherOptions = {}): Fetcher {
       const deadline = AbortSignal.timeout(limits.timeoutMs);
       const signal = outer ? AbortSignal.any([outer, deadline]) : deadline;
       try {
-        return await fetchWithin(url, signal);
+        return await fetchWithin(url, signal, kind);
       } catch (error) {
         if (error instanceof FetchRefused || error instanceof FetchFailed) throw error;
         if (deadline.aborted) throw new FetchFailed(`no answer within ${limits.timeoutMs} ms`);

@@ -3,12 +3,20 @@
  * servers call JSON `text/plain` and images `application/octet-stream`, and a claimed type must
  * not decide how the bytes are served back. Pure.
  */
+import { scanJson } from "./json-scan.ts";
 
 const startsWith = (bytes: Uint8Array, prefix: readonly number[], at = 0) =>
   prefix.every((b, i) => bytes[at + i] === b);
 
 const ascii = (bytes: Uint8Array, from: number, to: number) =>
   String.fromCharCode(...bytes.subarray(from, Math.min(to, bytes.length)));
+
+/** Images, video, sound and 3D models: media a document names, or a token URI that is one itself. */
+export const isMediaType = (mimeType: string) =>
+  mimeType.startsWith("image/") ||
+  mimeType.startsWith("video/") ||
+  mimeType.startsWith("audio/") ||
+  mimeType.startsWith("model/");
 
 /** The media type of `bytes`; `declared` (lowercase, without parameters) only breaks ties among text types. */
 export function sniffMediaType(bytes: Uint8Array, declared = ""): string {
@@ -30,12 +38,8 @@ export function sniffMediaType(bytes: Uint8Array, declared = ""): string {
     .replace(/^\uFEFF/, "");
   const head = text.trimStart();
   if (head.startsWith("{") || head.startsWith("[")) {
-    try {
-      JSON.parse(new TextDecoder().decode(bytes).replace(/^\uFEFF/, ""));
-      return "application/json";
-    } catch {
-      // Not JSON after all: judged as text below.
-    }
+    // Checked without being parsed: a hostile document costs nothing here.
+    if (scanJson(new TextDecoder().decode(bytes)) !== undefined) return "application/json";
   }
   const lower = head.slice(0, 512).toLowerCase();
   if (/^(<\?xml[^>]*>\s*)?(<!--[\s\S]*?-->\s*)*(<!doctype svg[^>]*>\s*)?<svg[\s>]/.test(lower))
@@ -45,15 +49,18 @@ export function sniffMediaType(bytes: Uint8Array, declared = ""): string {
   return "application/octet-stream";
 }
 
-/** Valid UTF-8 without control characters other than whitespace, in the first 1 KiB. */
+/**
+ * Valid UTF-8 without control characters other than whitespace and NUL, in the first 1 KiB (a NUL
+ * pads strings contracts build from bytes32; the document keeps its text).
+ */
 function isText(bytes: Uint8Array): boolean {
   const sample = bytes.subarray(0, 1024);
   try {
     const decoded = new TextDecoder("utf-8", { fatal: true }).decode(sample);
     for (let i = 0; i < decoded.length; i++) {
       const c = decoded.charCodeAt(i);
-      // Tab, line feed, vertical tab, form feed and carriage return are text; other controls are not.
-      if (c < 0x20 && (c < 0x09 || c > 0x0d)) return false;
+      // Tab, line feed, vertical tab, form feed, carriage return and NUL are text; other controls are not.
+      if (c > 0x00 && c < 0x20 && (c < 0x09 || c > 0x0d)) return false;
     }
     return true;
   } catch {

@@ -6,8 +6,9 @@
  *
  * Refused: loopback, private and unique-local, link-local (which holds 169.254.169.254, the cloud
  * metadata address), carrier-grade NAT, multicast, broadcast, unspecified, reserved and
- * documentation ranges, in IPv4 and IPv6; an IPv6 address embedding an IPv4 one (mapped, NAT64,
- * 6to4, Teredo) is judged by the IPv4 address too. Pure.
+ * documentation ranges, in IPv4 and IPv6; an IPv6 address embedding an IPv4 one (mapped,
+ * compatible, SIIT, NAT64, 6to4, Teredo) is judged by the IPv4 address; NAT64's local-use prefix,
+ * whose gateway is on the operator's own network, is refused outright. Pure.
  */
 import ipaddr from "ipaddr.js";
 
@@ -44,18 +45,33 @@ export function parseAllowList(entries: readonly string[]): AllowRule[] {
   });
 }
 
-/** The IPv4 address an IPv6 one carries (mapped, NAT64, 6to4, Teredo), if any. */
+const zero = (bytes: readonly number[], from: number, to: number) =>
+  bytes.slice(from, to).every((b) => b === 0);
+
+/**
+ * The IPv4 address an IPv6 one carries, if any: mapped (`::ffff:0:0/96`), compatible (`::/96`,
+ * deprecated, but some stacks still route it), SIIT (`::ffff:0:0:0/96`), NAT64 (`64:ff9b::/96`),
+ * 6to4 (`2002::/16`) and Teredo (`2001::/32`). Judged by the bytes, not by a range name, so no
+ * form is missed because a library names it otherwise.
+ */
 function embeddedIpv4(ip: ipaddr.IPv6): ipaddr.IPv4 | undefined {
-  const range = ip.range();
   const bytes = ip.toByteArray();
-  if (range === "ipv4Mapped" || range === "rfc6145" || range === "rfc6052") {
-    return ipaddr.fromByteArray(bytes.slice(12)) as ipaddr.IPv4;
-  }
-  if (range === "6to4") return ipaddr.fromByteArray(bytes.slice(2, 6)) as ipaddr.IPv4;
+  const last4 = () => ipaddr.fromByteArray(bytes.slice(12)) as ipaddr.IPv4;
+  // `::` and `::1` are the IPv6 unspecified and loopback addresses themselves, judged as such.
+  if (zero(bytes, 0, 12)) return zero(bytes, 12, 15) && (bytes[15] ?? 0) <= 1 ? undefined : last4();
+  if (zero(bytes, 0, 10) && bytes[10] === 0xff && bytes[11] === 0xff) return last4();
+  if (zero(bytes, 0, 8) && bytes[8] === 0xff && bytes[9] === 0xff && zero(bytes, 10, 12)) return last4();
+  if (bytes[0] === 0x00 && bytes[1] === 0x64 && bytes[2] === 0xff && bytes[3] === 0x9b && zero(bytes, 4, 12))
+    return last4();
+  if (bytes[0] === 0x20 && bytes[1] === 0x02) return ipaddr.fromByteArray(bytes.slice(2, 6)) as ipaddr.IPv4;
   // Teredo keeps the client's address inverted in the last four bytes.
-  if (range === "teredo") return ipaddr.fromByteArray(bytes.slice(12).map((b) => b ^ 0xff)) as ipaddr.IPv4;
+  if (bytes[0] === 0x20 && bytes[1] === 0x01 && zero(bytes, 2, 4))
+    return ipaddr.fromByteArray(bytes.slice(12).map((b) => b ^ 0xff)) as ipaddr.IPv4;
   return undefined;
 }
+
+/** NAT64's local-use prefix (RFC 8215): translated by a gateway of the operator's own network. */
+const LOCAL_NAT64: [ipaddr.IPv6, number] = [ipaddr.IPv6.parse("64:ff9b:1::"), 48];
 
 function allowedBy(ip: ipaddr.IPv4 | ipaddr.IPv6, port: number, allow: readonly AllowRule[]): boolean {
   return allow.some(
@@ -75,6 +91,8 @@ export function refusal(address: string, port: number, allow: readonly AllowRule
     return `${address} is not an IP address`;
   }
   if (allowedBy(ip, port, allow)) return undefined;
+  if (ip.kind() === "ipv6" && ip.match(LOCAL_NAT64 as [never, number]))
+    return `${address} is a local-use NAT64 address`;
   const embedded = ip.kind() === "ipv6" ? embeddedIpv4(ip as ipaddr.IPv6) : undefined;
   if (embedded !== undefined) {
     if (allowedBy(embedded, port, allow)) return undefined;

@@ -12,7 +12,21 @@ const URI = "0x0e89341c"; // uri(uint256)
 
 export type TokenUri = { uri: string } | { none: string };
 
-/** The text of an `eth_call` answer meant to be a string: ABI-encoded, else the bytes themselves as UTF-8. */
+/**
+ * A string as a contract's bytes32 conversion leaves it: NUL bytes padding either end dropped, and
+ * cut at a NUL left inside (what follows is the rest of the word, not text; a URI cannot hold a
+ * NUL, nor can the store).
+ */
+function withoutNuls(text: string): string {
+  const trimmed = text.replace(/^\0+|\0+$/g, "");
+  const nul = trimmed.indexOf("\0");
+  return nul < 0 ? trimmed : trimmed.slice(0, nul);
+}
+
+/**
+ * The text of an `eth_call` answer meant to be a string: ABI-encoded, else the bytes themselves as
+ * UTF-8; without NULs either way (`withoutNuls`). Undefined when nothing is left.
+ */
 export function decodeStringResult(data: Hex): string | undefined {
   const hex = data.slice(2);
   if (hex.length === 0) return undefined;
@@ -25,12 +39,13 @@ export function decodeStringResult(data: Hex): string | undefined {
       const lengthWord = bytes.subarray(at, at + 32);
       const length = lengthWord.subarray(0, 24).every((b) => b === 0) ? lengthWord.readBigUInt64BE(24) : -1n;
       if (length >= 0n && BigInt(at + 32) + length <= BigInt(bytes.length)) {
-        return bytes.subarray(at + 32, at + 32 + Number(length)).toString("utf8");
+        const text = withoutNuls(bytes.subarray(at + 32, at + 32 + Number(length)).toString("utf8"));
+        return text === "" ? undefined : text;
       }
     }
   }
   // Not ABI-encoded: the string's bytes as they are, without the padding.
-  const text = bytes.toString("utf8").replace(/\0+$/, "");
+  const text = withoutNuls(bytes.toString("utf8"));
   return text === "" ? undefined : text;
 }
 

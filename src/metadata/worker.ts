@@ -34,10 +34,11 @@ import {
   type TakeShares,
   takeDueTokens,
 } from "../store/tables/metadata.ts";
+import { readDocument } from "./document.ts";
 import { type Fetcher, FetchFailed, FetchRefused } from "./fetch.ts";
 import { type BreakerSettings, createHostGate, HostNotTaken } from "./host-gate.ts";
 import { normaliseMetadata } from "./normalise.ts";
-import { sniffMediaType } from "./sniff.ts";
+import { isMediaType, sniffMediaType } from "./sniff.ts";
 import { readTokenUri } from "./token-uri.ts";
 import { DEFAULT_GATEWAYS, type Gateways, resolveUri } from "./uri.ts";
 
@@ -115,20 +116,17 @@ async function load(
   location: string,
   tokenId: bigint,
   o: Finding,
+  kind: "document" | "image",
 ): Promise<{ body: Uint8Array; declared: string; from: string } | { none: string }> {
   const resolved = resolveUri(location, tokenId, o.gateways);
   if (resolved.kind === "none") return { none: resolved.reason };
   if (resolved.kind === "inline")
     return { body: resolved.body, declared: resolved.mediaType, from: location };
-  const fetched = await o.perHost(new URL(resolved.url).host, () => o.fetcher.fetch(resolved.url));
+  const fetched = await o.perHost(new URL(resolved.url).host, () => o.fetcher.fetch(resolved.url, { kind }));
   return { body: fetched.body, declared: fetched.declaredType, from: fetched.url };
 }
 
-const isMedia = (mimeType: string) =>
-  mimeType.startsWith("image/") ||
-  mimeType.startsWith("video/") ||
-  mimeType.startsWith("audio/") ||
-  mimeType.startsWith("model/");
+const isMedia = isMediaType;
 
 /**
  * The image cached in the blob store: its path as the API serves it (`/images/<sha256>`) and its
@@ -143,7 +141,7 @@ async function cacheImage(
   if (o.blobs === undefined || location === "") return undefined;
   let loaded: Awaited<ReturnType<typeof load>>;
   try {
-    loaded = await load(location, tokenId, o);
+    loaded = await load(location, tokenId, o, "image");
   } catch {
     return undefined;
   }
@@ -164,7 +162,7 @@ export async function findMetadata(token: QueuedToken, o: Finding): Promise<Meta
   if ("none" in found) return { ...EMPTY_OUTCOME, status: "none", error: found.none };
   let loaded: Awaited<ReturnType<typeof load>>;
   try {
-    loaded = await load(found.uri, token.tokenId, o);
+    loaded = await load(found.uri, token.tokenId, o, "document");
   } catch (error) {
     if (error instanceof FetchRefused)
       return { ...EMPTY_OUTCOME, status: "failed", error: error.message, tokenUri: found.uri };
@@ -183,7 +181,10 @@ export async function findMetadata(token: QueuedToken, o: Finding): Promise<Meta
   if (isMedia(mimeType)) {
     return { ...fetched, raw: "", ...(await imageOf(found.uri, token.tokenId, o)) };
   }
-  const raw = Buffer.from(loaded.body).toString("utf8");
+  const document = readDocument(loaded.body, mimeType);
+  // Binary, or beyond the limits: not kept, like a body too large; tried again after a while.
+  if ("refused" in document) return { ...fetched, status: "failed", error: document.refused };
+  const raw = document.text;
   const n = normaliseMetadata(raw);
   return {
     ...fetched,

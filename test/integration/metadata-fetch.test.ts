@@ -22,6 +22,11 @@ const hosts: string[] = [];
 const JSON_DOC = '{"name":"Token #1","image":"ipfs://x/1.png"}';
 const SVG = '<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg"><rect/></svg>';
 const BOMB = gzipSync(Buffer.alloc(50 * 1024 * 1024));
+const MIB = 1024 * 1024;
+// Small on the wire, large once decompressed: 2 MiB (over a document's limit, under an image's) and 11 MiB.
+const TWO_MIB = gzipSync(Buffer.alloc(2 * MIB, 0x20));
+const ELEVEN_MIB = gzipSync(Buffer.alloc(11 * MIB, 0x20));
+const PNG_2MIB = Buffer.concat([Buffer.from("89504e470d0a1a0a", "hex"), Buffer.alloc(2 * MIB)]);
 const CID = "bafybeigdyrzt5sfp7udm7hu76uh7y26nf3efuylqabf3oclgtqy55fbzdi";
 
 before(async () => {
@@ -56,6 +61,9 @@ before(async () => {
     if (path === "/bomb") return res.writeHead(200, { "content-encoding": "gzip" }).end(BOMB);
     if (path === "/gzipped")
       return res.writeHead(200, { "content-encoding": "gzip" }).end(gzipSync(JSON_DOC));
+    if (path === "/2mib") return res.writeHead(200, { "content-encoding": "gzip" }).end(TWO_MIB);
+    if (path === "/big.png") return res.writeHead(200, { "content-type": "image/png" }).end(PNG_2MIB);
+    if (path === "/11mib") return res.writeHead(200, { "content-encoding": "gzip" }).end(ELEVEN_MIB);
     if (path === "/declared-huge") return res.writeHead(200, { "content-length": String(1 << 30) }).end();
     if (path === "/500") return res.writeHead(500).end("boom");
     if (path === "/429") return res.writeHead(429).end();
@@ -77,7 +85,7 @@ after(async () => {
 const allowed = () =>
   createFetcher({
     allow: parseAllowList([`127.0.0.1:${port}`]),
-    limits: { maxBytes: 1024 * 1024, timeoutMs: 1_000 },
+    limits: { maxDocumentBytes: 1024 * 1024, timeoutMs: 1_000 },
   });
 const base = () => `http://127.0.0.1:${port}`;
 
@@ -134,12 +142,26 @@ describe("fetching from the web", () => {
     await refused(fetcher.fetch(`${base()}/bomb`), /larger than 1048576 bytes/);
     await refused(fetcher.fetch(`${base()}/declared-huge`), /larger than/);
     await refused(fetcher.fetch(`${base()}/missing`), /HTTP 404/);
+    await refused(fetcher.fetch(`${base()}/endless`, { kind: "image" }), /larger than 10485760 bytes/);
     await assert.rejects(
       fetcher.fetch(`${base()}/500`),
       (e) => e instanceof FetchFailed && /HTTP 500/.test(e.message),
     );
     await assert.rejects(fetcher.fetch(`${base()}/429`), (e) => e instanceof FetchFailed);
     await refused(fetcher.fetch("ftp://example.com/x"), /ftp: is not fetched/);
+  });
+  test("a document is cut at 1 MiB and an image at 10 MiB, by default, after decompression", async () => {
+    const fetcher = createFetcher({
+      allow: parseAllowList([`127.0.0.1:${port}`]),
+      limits: { timeoutMs: 5_000 },
+    });
+    await refused(fetcher.fetch(`${base()}/2mib`), /larger than 1048576 bytes/);
+    await refused(fetcher.fetch(`${base()}/2mib`, { kind: "document" }), /larger than 1048576 bytes/);
+    assert.equal((await fetcher.fetch(`${base()}/2mib`, { kind: "image" })).body.length, 2 * MIB);
+    await refused(fetcher.fetch(`${base()}/11mib`, { kind: "image" }), /larger than 10485760 bytes/);
+    assert.equal((await fetcher.fetch(`${base()}/doc.json`)).body.toString(), JSON_DOC);
+    // A token URI that is an image itself is fetched as a document: its first bytes lift the limit.
+    assert.equal((await fetcher.fetch(`${base()}/big.png`)).body.length, PNG_2MIB.length);
   });
 });
 

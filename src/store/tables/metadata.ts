@@ -4,6 +4,7 @@
  * `FOR UPDATE SKIP LOCKED` (many workers never take the same token) and leases them by moving
  * `due_at` ahead; a token's outcome and its leaving the queue are one statement.
  */
+import type postgres from "postgres";
 import type { Address } from "../../core/hex.ts";
 import type { ContractType } from "../../core/types.ts";
 import { bulkRows, joinColumn } from "../pg/bulk-rows.ts";
@@ -185,12 +186,20 @@ export async function pullMintRange(
   return { ranges: row?.ranges ?? 0, tokens: row?.tokens ?? 0 };
 }
 
+/** A normalised attribute, stored as a JSON object with these keys. */
+export interface StoredAttribute {
+  traitType: string;
+  value: string;
+  displayType: string;
+}
+
 export interface MetadataOutcome {
   status: "ok" | "none" | "failed";
   error: string;
   tokenUri: string;
   uri: string;
   mimeType: string;
+  /** The document as text; null when none is kept (nothing fetched, media, binary, refused). */
   raw: string | null;
   name: string;
   description: string;
@@ -199,7 +208,7 @@ export interface MetadataOutcome {
   imageMimeType: string;
   animationUrl: string;
   externalUrl: string;
-  attributes: unknown[];
+  attributes: StoredAttribute[];
 }
 
 /** An outcome with nothing found: the base the worker's outcomes are made from. */
@@ -220,6 +229,39 @@ export const EMPTY_OUTCOME: MetadataOutcome = {
   attributes: [],
 };
 
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/** Text PostgreSQL takes: no NUL (text refuses it), no lone surrogate (jsonb refuses its escape). */
+const storable = (text: string, nul = "") => text.replaceAll("\0", nul).replace(LONE_SURROGATE, "\uFFFD");
+
+/**
+ * An outcome every column takes, whatever its strings hold: NULs are dropped (in the raw
+ * document they become U+FFFD, keeping their place), lone surrogates become U+FFFD. The worker
+ * hands over clean values; this is the store's own guarantee that no outcome is refused.
+ */
+function storableOutcome(o: MetadataOutcome): MetadataOutcome {
+  return {
+    status: o.status,
+    error: storable(o.error),
+    tokenUri: storable(o.tokenUri),
+    uri: storable(o.uri),
+    mimeType: storable(o.mimeType),
+    raw: o.raw === null ? null : storable(o.raw, "\uFFFD"),
+    name: storable(o.name),
+    description: storable(o.description),
+    imageUriOriginal: storable(o.imageUriOriginal),
+    imageUri: storable(o.imageUri),
+    imageMimeType: storable(o.imageMimeType),
+    animationUrl: storable(o.animationUrl),
+    externalUrl: storable(o.externalUrl),
+    attributes: o.attributes.map((a) => ({
+      traitType: storable(a.traitType),
+      value: storable(a.value),
+      displayType: storable(a.displayType),
+    })),
+  };
+}
+
 /**
  * Stores a token's outcome and takes it off the queue (or leaves it due later). A failure never
  * replaces a document fetched before, and an image that could not be cached this time never
@@ -234,13 +276,14 @@ export async function storeOutcome(
   sql: Queryable,
   chainId: number,
   token: Pick<QueuedToken, "contract" | "tokenId" | "lease">,
-  o: MetadataOutcome,
+  outcome: MetadataOutcome,
   /**
    * Keep the token queued, due again after this long, the attempt counted (and, for a `failed`
    * outcome, the refusal); without it the token leaves the queue.
    */
   retryAfterSeconds?: number,
 ): Promise<boolean> {
+  const o = storableOutcome(outcome);
   const address = Buffer.from(bare(token.contract), "hex");
   const id = token.tokenId.toString();
   // `queued` is read by the statement's own change (the init plan of a join), so the row is locked
@@ -256,7 +299,8 @@ export async function storeOutcome(
                                   external_url, attributes)
       SELECT ${chainId}, ${address}, ${id}::numeric, ${o.status}, ${o.error}, ${o.tokenUri}, ${o.uri}, ${o.mimeType},
              ${o.raw}, clock_timestamp(), ${o.name}, ${o.description}, ${o.imageUriOriginal}, ${o.imageUri},
-             ${o.imageMimeType}, ${o.animationUrl}, ${o.externalUrl}, ${JSON.stringify(o.attributes)}::jsonb
+             ${o.imageMimeType}, ${o.animationUrl}, ${o.externalUrl},
+             ${sql.json(o.attributes as unknown as postgres.JSONValue)}
       FROM queued
       ON CONFLICT (chain_id, contract, token_id) DO UPDATE SET
         status = excluded.status, error = excluded.error, token_uri = excluded.token_uri, uri = excluded.uri,
