@@ -21,6 +21,7 @@ import {
 import type { Guard } from "./guard.ts";
 import type { ApiMetrics } from "./metrics.ts";
 import type { RawScalar } from "./params.ts";
+import { peerHost } from "./remote-address.ts";
 import { PROTO_ROOT } from "./rest.ts";
 import { API_SERVICES, type Operation, type RequestFields } from "./service.ts";
 
@@ -155,17 +156,21 @@ export function createGrpcServer(options: GrpcServerOptions): GrpcServer {
       };
       const key = call.metadata.get("x-api-key")[0];
       guard
-        .admit(key === undefined ? undefined : key.toString())
-        .then((caller) => {
+        .admit(key === undefined ? undefined : key.toString(), peerHost(call.getPeer()))
+        .then(async (caller) => {
           user = caller.userName;
           if (call.request === UNDECODABLE) {
             throw new InvalidArgumentError("request", "not a valid encoding of the request message");
           }
-          return operation.run(
+          const answer = await operation.run(
             grpcRequestFields(operation.method.input, call.request as Record<string, unknown>),
           );
+          const bytes = encodeAnswer(operation, answer.message);
+          // Charged by the answer's JSON, as over REST, so a key pays the same for the same
+          // question over either protocol; the response cache has written it already.
+          caller.charge(answer.json().length);
+          return bytes;
         })
-        .then((answer) => encodeAnswer(operation, answer.message))
         .then(
           (bytes) => {
             callback(null, bytes);

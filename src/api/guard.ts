@@ -1,37 +1,98 @@
 /**
- * What every API request passes before its operation runs, over either protocol: a valid key,
- * then the key's share of the rate limit. One guard serves every chain and both protocols of a
- * process, so a key's limit is shared by all of them.
+ * What every API request passes before its operation runs, over either protocol: its address's
+ * share of failed authentications, a valid key, then the key's share of the rate limit; and what
+ * the answer costs the key once it is known. One guard serves every chain and both protocols of a
+ * process, so a key's limit (and an address's failures) is shared by all of them.
  */
 import { RateLimiterMemory, RateLimiterRes } from "rate-limiter-flexible";
 import { ResourceExhaustedError, UnauthenticatedError, unavailable } from "./errors.ts";
 import type { KeyVerifier } from "./key-verifier.ts";
+import { addressGroup } from "./remote-address.ts";
+import { createTokenBuckets } from "./token-bucket.ts";
 
 export interface Caller {
   userName: string;
   keyId: string;
+  /** Charges the key for an answer of `bytes` (its JSON), beyond the point its admission took. */
+  charge(bytes: number): void;
 }
 
 export interface Guard {
-  /** The caller of a request presenting `key`; throws UNAUTHENTICATED, RESOURCE_EXHAUSTED or UNAVAILABLE. */
-  admit(key: string | undefined): Promise<Caller>;
+  /**
+   * The caller of a request presenting `key` from the address `remote` (undefined when the
+   * transport tells none); throws UNAUTHENTICATED, RESOURCE_EXHAUSTED or UNAVAILABLE.
+   */
+  admit(key: string | undefined, remote: string | undefined): Promise<Caller>;
 }
 
 export interface GuardOptions {
   keys: KeyVerifier;
-  /** Requests per second per key; 0 turns the limit off. */
-  requestsPerSecond: number;
+  /** Points per second per key; 0 turns the limit off. */
+  pointsPerSecond: number;
+  /** Points a key may spend at once after a pause. Default 10. */
+  burst?: number;
+  /** Failed authentications per minute per address (IPv4) or /64 (IPv6); 0 turns the limit off. Default 20. */
+  failedAuthenticationsPerMinute?: number;
+  /** The clock of the rate limit, in ms. */
+  now?: () => number;
 }
 
-export const DEFAULT_REQUESTS_PER_SECOND = 30;
+export const DEFAULT_POINTS_PER_SECOND = 30;
+export const DEFAULT_BURST = 10;
+export const DEFAULT_FAILED_AUTHENTICATIONS_PER_MINUTE = 20;
+
+/** The answer size one point buys, in bytes. */
+export const BYTES_PER_POINT = 64 * 1024;
+
+/**
+ * What an answer of `bytes` costs, in points: one per started 64 KiB, at least one. The size of
+ * the JSON stands for the work: reading the rows, writing them out and sending them grow with it,
+ * and it is known without any further measure (the response cache keeps it).
+ */
+export function answerCost(bytes: number): number {
+  return Math.max(1, Math.ceil(bytes / BYTES_PER_POINT));
+}
+
+const TOO_MANY_FAILURES = "too many failed authentications from this address; retry later";
 
 export function createGuard(options: GuardOptions): Guard {
-  const limiter =
-    options.requestsPerSecond > 0
-      ? new RateLimiterMemory({ points: options.requestsPerSecond, duration: 1 })
+  const buckets =
+    options.pointsPerSecond > 0
+      ? createTokenBuckets({
+          ratePerSecond: options.pointsPerSecond,
+          burst: options.burst ?? DEFAULT_BURST,
+          ...(options.now ? { now: options.now } : {}),
+        })
       : undefined;
+  const failuresAllowed = options.failedAuthenticationsPerMinute ?? DEFAULT_FAILED_AUTHENTICATIONS_PER_MINUTE;
+  // A minute's window, and a block for a whole minute from the failure that went over it.
+  const failures =
+    failuresAllowed > 0
+      ? new RateLimiterMemory({ points: failuresAllowed, duration: 60, blockDuration: 60 })
+      : undefined;
+
+  async function countFailure(group: string): Promise<void> {
+    if (failures === undefined) return;
+    try {
+      await failures.consume(group);
+    } catch (rejection) {
+      if (rejection instanceof RateLimiterRes) {
+        throw new ResourceExhaustedError(rejection.msBeforeNext / 1000, TOO_MANY_FAILURES);
+      }
+      throw rejection;
+    }
+  }
+
   return {
-    async admit(key) {
+    async admit(key, remote) {
+      const group = addressGroup(remote ?? "unknown");
+      if (failures !== undefined) {
+        // Before the key is looked at: a blocked address costs a map lookup, nothing more.
+        const counted = await failures.get(group);
+        if (counted !== null && counted.consumedPoints > failuresAllowed && counted.msBeforeNext > 0) {
+          throw new ResourceExhaustedError(counted.msBeforeNext / 1000, TOO_MANY_FAILURES);
+        }
+      }
       let check: Awaited<ReturnType<KeyVerifier["verify"]>>;
       try {
         check = await options.keys.verify(key);
@@ -39,21 +100,23 @@ export function createGuard(options: GuardOptions): Guard {
         throw unavailable(error);
       }
       if (!check.ok) {
+        await countFailure(group);
         throw check.reason === "missing"
           ? new UnauthenticatedError()
           : new UnauthenticatedError("the API key is not valid");
       }
-      if (limiter !== undefined) {
-        try {
-          await limiter.consume(check.keyId);
-        } catch (rejection) {
-          if (rejection instanceof RateLimiterRes) {
-            throw new ResourceExhaustedError(rejection.msBeforeNext / 1000);
-          }
-          throw rejection;
-        }
+      const { keyId, userName } = check;
+      if (buckets !== undefined) {
+        const taken = buckets.take(keyId);
+        if (!taken.ok) throw new ResourceExhaustedError(taken.retryAfterMs / 1000);
       }
-      return { userName: check.userName, keyId: check.keyId };
+      return {
+        userName,
+        keyId,
+        charge(bytes) {
+          buckets?.charge(keyId, answerCost(bytes) - 1);
+        },
+      };
     },
   };
 }

@@ -243,7 +243,7 @@ export async function createRestServer(options: RestServerOptions): Promise<Fast
       let status = "OK";
       try {
         const key = request.headers["x-api-key"];
-        const caller = await guard.admit(typeof key === "string" ? key : key?.[0]);
+        const caller = await guard.admit(typeof key === "string" ? key : key?.[0], request.ip);
         request.user = caller.userName;
         const fields = restRequestFields(
           route,
@@ -251,7 +251,9 @@ export async function createRestServer(options: RestServerOptions): Promise<Fast
           request.query as Record<string, string | string[]>,
         );
         const answer = await route.operation.run(fields);
-        return reply.type(JSON_TYPE).send(answer.json());
+        const json = answer.json();
+        caller.charge(json.length);
+        return reply.type(JSON_TYPE).send(json);
       } catch (error) {
         const apiError = toApiError(error);
         status = GRPC_CODE_NAME[apiError.code] ?? "UNKNOWN";

@@ -52,7 +52,15 @@ export function addApiOptions(command: Command, blobDefault?: string): Command {
       "--ready-heartbeat <seconds>",
       "a chain is not ready once its indexer has not recorded the node's head for this long (env MINTLENS_READY_HEARTBEAT, default 120)",
     )
-    .option("--rate-limit <n>", "requests per second per API key over REST and gRPC, 0 for none (default 30)")
+    .option(
+      "--rate-limit <n>",
+      "points per second per API key over REST and gRPC (a point per request, one per started 64 KiB of answer), 0 for none (default 30)",
+    )
+    .option("--rate-burst <n>", "points a key may spend at once on top of --rate-limit (default 10)")
+    .option(
+      "--auth-failures <n>",
+      "failed authentications per minute per IPv4 address or IPv6 /64, then refused for a minute; 0 for no limit (default 20)",
+    )
     .option(
       "--response-cache <MiB>",
       "memory per chain for answers kept until the chain's data changes, 0 for none (default 64)",
@@ -102,8 +110,10 @@ export async function serveApi(options: ServeOptions): Promise<RunningApi & { ce
   const tls = await loadTls(api.tls, options.dataDir);
   if (tls.generated) say(`generated a self-signed certificate for gRPC: ${tls.certPath}`);
   const guard = createGuard({
-    keys: createKeyVerifier({ sql: options.sql }),
-    requestsPerSecond: api.rateLimit,
+    keys: createKeyVerifier({ sql: options.sql, logger }),
+    pointsPerSecond: api.rateLimit,
+    burst: api.rateBurst,
+    failedAuthenticationsPerMinute: api.authFailureLimit,
   });
   const byName = new Map(api.listeners.map((l) => [l.name, l]));
   const running = await startApi({

@@ -9,7 +9,7 @@ import { UserFacingError } from "../core/errors.ts";
 
 interface CallFlags {
   address: string;
-  key?: string;
+  keyFile?: string;
   ca?: string;
   insecureSkipVerify?: boolean;
 }
@@ -27,13 +27,29 @@ type Unary = (
   callback: (error: grpc.ServiceError | null, response?: unknown) => void,
 ) => void;
 
+/** The key in `path`: its first line, without surrounding blanks, as `mintlens keys create > file` leaves it. */
+function readKeyFile(path: string): string {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    throw new UserFacingError(`cannot read the key file ${path}: ${(error as Error).message}`);
+  }
+  const key = (text.split("\n")[0] ?? "").trim();
+  if (key === "") throw new UserFacingError(`the key file ${path} is empty`);
+  return key;
+}
+
 export function registerCallCommand(program: Command, environment: Environment): void {
   const methods = API_SERVICES.flatMap((s) => s.methods.map((m) => `${s.name}/${m.name}`));
   program
     .command("call <method> [request]")
     .description(`call the gRPC API and print the answer as JSON; <method> is one of ${methods.join(", ")}`)
     .option("--address <host:port>", "the gRPC listener", "localhost:50051")
-    .option("--key <key>", "the API key (env MINTLENS_API_KEY)")
+    .option(
+      "--key-file <file>",
+      "a file holding the API key (default: env MINTLENS_API_KEY); never on the command line, where other users and the shell history see it",
+    )
     .option(
       "--ca <file>",
       "PEM certificate to trust: the server's self-signed one, or its CA (default: the system's)",
@@ -65,7 +81,8 @@ export function registerCallCommand(program: Command, environment: Environment):
       const ca = flags.ca === undefined ? undefined : readFileSync(flags.ca);
       const client = new Client(flags.address, grpc.credentials.createSsl(ca));
       const metadata = new grpc.Metadata();
-      const key = flags.key ?? environment.variables.MINTLENS_API_KEY;
+      const key =
+        flags.keyFile === undefined ? environment.variables.MINTLENS_API_KEY : readKeyFile(flags.keyFile);
       if (key) metadata.set("x-api-key", key);
       const call = (client as unknown as Record<string, Unary>)[rpc.localName];
       if (call === undefined) throw new Error(`${rpc.name} is not in the published .proto`);

@@ -12,13 +12,13 @@ export interface ApiListeners {
   grpcPort: number;
 }
 
-export interface ApiConfig {
+export interface ApiConfig extends ApiGuardConfig {
   host: string;
   /** Per chain, in the order the chains were given. */
   listeners: ApiListeners[];
   /** 0 picks a free port; undefined turns the metrics listener off. */
   metricsPort: number | undefined;
-  /** Requests per second per key, over both protocols; 0 turns the limit off. */
+  /** Points per second per key, over both protocols; 0 turns the limit off. */
   rateLimit: number;
   /** Memory for each chain's cached answers, in MiB; 0 turns the cache off. */
   responseCacheMb: number;
@@ -36,7 +36,7 @@ export interface ApiConfig {
   metricsHost: string;
 }
 
-export interface ApiConfigInput {
+export interface ApiConfigInput extends ApiGuardConfigInput {
   host?: string;
   restPort?: string[];
   grpcPort?: string[];
@@ -235,7 +235,7 @@ export function parseApiConfig(input: ApiConfigInput, env: Variables, chains: re
   let rateLimit = API_DEFAULTS.rateLimit;
   if (rateRaw !== undefined) {
     if (/^\d{1,9}$/.test(rateRaw)) rateLimit = Number(rateRaw);
-    else problems.push(`rate limit: ${rateRaw} is not a whole number of requests per second (0: no limit)`);
+    else problems.push(`rate limit: ${rateRaw} is not a whole number of points per second (0: no limit)`);
   }
 
   const cacheRaw = input.responseCache ?? env.MINTLENS_RESPONSE_CACHE_MB;
@@ -253,8 +253,10 @@ export function parseApiConfig(input: ApiConfigInput, env: Variables, chains: re
     );
   }
   const serving = parseServing(input, env, chains, problems);
+  const guard = parseApiGuardConfig(input, env, problems);
   if (problems.length > 0) throw new ConfigError(problems);
   return {
+    ...guard,
     host,
     listeners: chains.map((name, i) => ({ name, restPort: rest[i] as number, grpcPort: grpc[i] as number })),
     metricsPort,
@@ -263,6 +265,40 @@ export function parseApiConfig(input: ApiConfigInput, env: Variables, chains: re
     tls: certPath !== undefined && keyPath !== undefined ? { certPath, keyPath } : undefined,
     ...serving,
   };
+}
+
+/** How much a key may ask beyond its rate at once, and how often an address may fail to authenticate. */
+export interface ApiGuardConfig {
+  /** Points a key may spend at once after a pause, on top of its rate. */
+  rateBurst: number;
+  /** Failed authentications per minute per IPv4 address or IPv6 /64; 0 turns the limit off. */
+  authFailureLimit: number;
+}
+
+export interface ApiGuardConfigInput {
+  rateBurst?: string;
+  authFailures?: string;
+}
+
+export const API_GUARD_DEFAULTS: ApiGuardConfig = { rateBurst: 10, authFailureLimit: 20 };
+
+function parseApiGuardConfig(input: ApiGuardConfigInput, env: Variables, problems: string[]): ApiGuardConfig {
+  const burstRaw = input.rateBurst ?? env.MINTLENS_RATE_BURST;
+  let rateBurst = API_GUARD_DEFAULTS.rateBurst;
+  if (burstRaw !== undefined) {
+    if (/^\d{1,9}$/.test(burstRaw) && Number(burstRaw) >= 1) rateBurst = Number(burstRaw);
+    else problems.push(`rate burst: ${burstRaw} is not a whole number of points from 1`);
+  }
+  const failuresRaw = input.authFailures ?? env.MINTLENS_AUTH_FAILURES;
+  let authFailureLimit = API_GUARD_DEFAULTS.authFailureLimit;
+  if (failuresRaw !== undefined) {
+    if (/^\d{1,9}$/.test(failuresRaw)) authFailureLimit = Number(failuresRaw);
+    else
+      problems.push(
+        `auth failures: ${failuresRaw} is not a whole number of failed authentications per minute (0: no limit)`,
+      );
+  }
+  return { rateBurst, authFailureLimit };
 }
 
 /** The API's own connections to the store: apart from the indexer's and the metadata worker's. */

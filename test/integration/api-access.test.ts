@@ -12,8 +12,8 @@ import * as grpc from "@grpc/grpc-js";
 import { loadSync } from "@grpc/proto-loader";
 import { protoPath as healthProtoPath } from "grpc-health-check";
 import { pino } from "pino";
-import { createGuard } from "../../src/api/guard.ts";
-import { createKeyVerifier } from "../../src/api/key-verifier.ts";
+import { answerCost, BYTES_PER_POINT, createGuard } from "../../src/api/guard.ts";
+import { createKeyVerifier, type KeyVerifier } from "../../src/api/key-verifier.ts";
 import { createApiMetrics } from "../../src/api/metrics.ts";
 import { OPENAPI_PATH } from "../../src/api/rest.ts";
 import { type RunningApi, startApi, startMetricsServer } from "../../src/api/server.ts";
@@ -43,6 +43,7 @@ describe("keys", () => {
   test("every API path refuses a missing, malformed, unknown or revoked key with 401; health and documents need none", async () => {
     const revoked = await f.newKey("gone");
     await revokeApiKey(f.sql, "gone");
+    await f.refreshKeys();
     const unknown = `ml_${"0".repeat(16)}_${"A".repeat(43)}`;
     for (const path of API_PATHS) {
       for (const key of [null, "", "nonsense", unknown, revoked]) {
@@ -141,6 +142,13 @@ describe("rate limit, metrics and logs", () => {
   let limited: RunningApi;
   const lines: Record<string, unknown>[] = [];
   const metrics = createApiMetrics();
+  let limitedKeys: KeyVerifier;
+  /** A key of its own, known to the limited server's table at once. */
+  const limitedKey = async (user: string) => {
+    const key = await f.newKey(user);
+    await limitedKeys.refresh();
+    return key;
+  };
   before(async () => {
     const sink = new Writable({
       write(chunk, _encoding, done) {
@@ -148,12 +156,18 @@ describe("rate limit, metrics and logs", () => {
         done();
       },
     });
+    limitedKeys = createKeyVerifier({ sql: f.sql });
     limited = await startApi({
       sql: f.sql,
       chains: [{ name: "anvil", chainId: API_CHAIN_ID, restPort: 0, grpcPort: 0 }],
       host: "127.0.0.1",
       tls: f.tls,
-      guard: createGuard({ keys: createKeyVerifier({ sql: f.sql }), requestsPerSecond: 5 }),
+      guard: createGuard({
+        keys: limitedKeys,
+        pointsPerSecond: 1,
+        burst: 5,
+        failedAuthenticationsPerMinute: 0,
+      }),
       metrics,
       logger: pino({ level: "silent" }),
       accessLog: pino({ level: "info" }, sink),
@@ -161,11 +175,11 @@ describe("rate limit, metrics and logs", () => {
   });
   after(async () => limited?.close());
 
-  test("a key's requests over REST and gRPC share one limit: beyond it, 429 with Retry-After and RESOURCE_EXHAUSTED", async () => {
+  test("a key's requests over REST and gRPC share one bucket: beyond it, 429 with Retry-After and RESOURCE_EXHAUSTED", async () => {
     const served = limited.chains[0];
     assert.ok(served);
-    const key = await f.newKey("limited");
-    const other = await f.newKey("unlimited-neighbour");
+    const key = await limitedKey("limited");
+    const other = await limitedKey("unlimited-neighbour");
     const get = (k: string) =>
       fetch(`${served.restUrl}/foundational/v1beta2/contracts?limit=1`, { headers: { "x-api-key": k } });
     const client = new (grpc.makeGenericClientConstructor({}, "unused"))(
@@ -185,17 +199,19 @@ describe("rate limit, metrics and logs", () => {
           (error) => resolve(error),
         );
       });
-    // Connections opened (TLS included) before the burst, by the neighbour, whose budget is its own.
+    // Connections opened (TLS included) before the burst, by the neighbour, whose bucket is its own.
     assert.equal((await get(other)).status, 200);
     assert.equal(await grpcCall(other), null);
-    // Waits for the start of a fresh second, so the burst falls within one window.
-    await new Promise((r) => setTimeout(r, 1000 - (Date.now() % 1000)));
+    // A full bucket holds 5 points and refills at 1 a second: 5 requests in well under a second
+    // take them all.
+    const started = Date.now();
     const statuses: number[] = [];
     for (let i = 0; i < 3; i++) statuses.push((await get(key)).status);
     const grpcErrors = [await grpcCall(key), await grpcCall(key)];
     assert.deepEqual(statuses, [200, 200, 200]);
     assert.deepEqual(grpcErrors, [null, null]);
     const refused = await get(key);
+    assert.ok(Date.now() - started < 900, "the burst was sent within the refill of one point");
     assert.equal(refused.status, 429);
     const retryAfter = Number(refused.headers.get("retry-after"));
     assert.ok(
@@ -206,10 +222,10 @@ describe("rate limit, metrics and logs", () => {
     const grpcRefused = await grpcCall(key);
     assert.equal(grpcRefused?.code, grpc.status.RESOURCE_EXHAUSTED);
     assert.equal(grpcRefused?.metadata.get("retry-after")[0], "1");
-    // Another key has its own budget.
+    // Another key has its own bucket.
     assert.equal((await get(other)).status, 200);
-    // And the key gets its budget back.
-    await new Promise((r) => setTimeout(r, 1100));
+    // And the key gets a point back within the Retry-After it was given.
+    await new Promise((r) => setTimeout(r, retryAfter * 1000 + 100));
     assert.equal((await get(key)).status, 200);
     client.close();
   });
@@ -217,7 +233,7 @@ describe("rate limit, metrics and logs", () => {
   test("metrics count requests per operation and status; access logs name the user, never the key", async () => {
     const served = limited.chains[0];
     assert.ok(served);
-    const key = await f.newKey("logged");
+    const key = await limitedKey("logged");
     await fetch(`${served.restUrl}/collections/v1beta2/top/METRIC_SALES_VOLUME/DURATION_7_DAYS`, {
       headers: { "x-api-key": key },
     });
@@ -255,6 +271,97 @@ describe("rate limit, metrics and logs", () => {
     }
     assert.ok(!JSON.stringify(lines).includes(key), "no log line holds a key");
     assert.ok(!JSON.stringify(lines).includes("x-api-key"), "no log line holds the key header");
+  });
+});
+
+describe("the rate limit: a token bucket, weighed by the size of each answer", () => {
+  let weighted: RunningApi;
+  let weightedKeys: KeyVerifier;
+  const RATE = 30;
+  const BURST = 10;
+  before(async () => {
+    weightedKeys = createKeyVerifier({ sql: f.sql });
+    weighted = await startApi({
+      sql: f.sql,
+      chains: [{ name: "anvil", chainId: API_CHAIN_ID, restPort: 0, grpcPort: 0 }],
+      host: "127.0.0.1",
+      tls: f.tls,
+      guard: createGuard({
+        keys: weightedKeys,
+        pointsPerSecond: RATE,
+        burst: BURST,
+        failedAuthenticationsPerMinute: 0,
+      }),
+      metrics: createApiMetrics(),
+      logger: pino({ level: "silent" }),
+    });
+  });
+  after(async () => weighted?.close());
+
+  const url = () => weighted.chains[0]?.restUrl as string;
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+  /** Asks `path(i)` one request at a time for `ms` (at most `most` requests): the answers let in, and their sizes. */
+  async function ask(key: string, path: (i: number) => string, ms: number, most: number) {
+    const admitted: { at: number; bytes: number }[] = [];
+    const started = Date.now();
+    for (let i = 0; i < most && Date.now() - started < ms; i++) {
+      const answer = await fetch(`${url()}${path(i)}`, { headers: { "x-api-key": key } });
+      const body = await answer.arrayBuffer();
+      if (answer.status === 200) admitted.push({ at: Date.now(), bytes: body.byteLength });
+      else {
+        assert.equal(answer.status, 429);
+        await sleep(5);
+      }
+    }
+    return { admitted, seconds: (Date.now() - started) / 1000 };
+  }
+
+  test("a key asking for large answers gets far fewer of them a second than one asking for small ones", async () => {
+    const small = await f.newKey("small-answers");
+    const large = await f.newKey("large-answers");
+    await weightedKeys.refresh();
+    const contract = f.history.contracts.erc721.address.toLowerCase();
+    const hour = Math.floor(Date.now() / 3_600_000) * 3_600_000;
+    // A year of hourly buckets, ending at another hour each time: no two are the same question.
+    const yearly = (i: number) =>
+      `/collections/v1beta2/${contract}/prices/DURATION_365_DAYS/GROUP_BY_PERIOD_1_HOUR?timestampLt=${new Date(hour - i * 3_600_000).toISOString()}`;
+    const [smallRun, largeRun] = await Promise.all([
+      ask(small, () => "/foundational/v1beta2/contracts?limit=1", 3_000, 1_000),
+      ask(large, yearly, 3_000, 1_000),
+    ]);
+    const largeBytes = Math.min(...largeRun.admitted.map((a) => a.bytes));
+    const cost = answerCost(largeBytes);
+    assert.ok(largeBytes > 4 * BYTES_PER_POINT, `a year of hours is ${largeBytes} bytes`);
+    const budget = BURST + RATE * largeRun.seconds;
+    assert.ok(
+      largeRun.admitted.length <= Math.ceil(budget / cost) + 1,
+      `${largeRun.admitted.length} answers of ${cost} points in ${largeRun.seconds} s`,
+    );
+    assert.ok(
+      smallRun.admitted.length >= 3 * largeRun.admitted.length,
+      `small ${smallRun.admitted.length}, large ${largeRun.admitted.length}`,
+    );
+    assert.ok(smallRun.admitted.length <= BURST + RATE * smallRun.seconds + 1);
+  });
+
+  test("no burst at a window's edge: at most the rate plus the burst in any second", async () => {
+    const key = await f.newKey("edge");
+    await weightedKeys.refresh();
+    const path = () => "/foundational/v1beta2/contracts?limit=1";
+    // One request, a pause to the end of what a fixed window would be, then as many as are let in.
+    const first = await ask(key, path, 1, 1);
+    assert.equal(first.admitted.length, 1);
+    await sleep(900);
+    const { admitted } = await ask(key, path, 1_600, 2_000);
+    const times = [...first.admitted, ...admitted].map((a) => a.at);
+    let most = 0;
+    for (const [i, start] of times.entries()) {
+      most = Math.max(most, times.slice(i).filter((t) => t < start + 1_000).length);
+    }
+    // One more for the time an answer takes to come back, which shifts what the client sees.
+    assert.ok(most <= RATE + BURST + 1, `${most} answers in one second`);
+    assert.ok(admitted.length >= RATE, `${admitted.length} answers in 1.6 s`);
   });
 });
 
@@ -386,7 +493,7 @@ describe("errors", () => {
       chains: [{ name: "anvil", chainId: API_CHAIN_ID, restPort: 0, grpcPort: 0 }],
       host: "127.0.0.1",
       tls: f.tls,
-      guard: { admit: async () => ({ userName: "u", keyId: "k" }) },
+      guard: { admit: async () => ({ userName: "u", keyId: "k", charge: () => {} }) },
       metrics: createApiMetrics(),
       logger: pino({ level: "silent" }),
     });

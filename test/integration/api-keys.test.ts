@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
 import { createHash, timingSafeEqual } from "node:crypto";
 import { after, before, describe, test } from "node:test";
-import { createKeyVerifier, DEFAULT_CACHE_TTL_MS } from "../../src/api/key-verifier.ts";
+import { UnavailableError } from "../../src/api/errors.ts";
+import { createGuard } from "../../src/api/guard.ts";
+import { createKeyVerifier, DEFAULT_REFRESH_MS } from "../../src/api/key-verifier.ts";
 import {
   generateKey,
   hashSecret,
@@ -12,8 +14,14 @@ import {
   secretMatches,
 } from "../../src/api/keys.ts";
 import { connectDatabase } from "../../src/store/pg/database.ts";
-import { findApiKey, insertApiKey, replaceApiKey, revokeApiKey } from "../../src/store/tables/api-keys.ts";
+import {
+  insertApiKey,
+  readApiKeyTable,
+  replaceApiKey,
+  revokeApiKey,
+} from "../../src/store/tables/api-keys.ts";
 import { runCommand } from "../support/cli.ts";
+import { countingSql } from "../support/counting-sql.ts";
 import { createTestDatabase, stopTestServer, type TestDatabase } from "../support/database.ts";
 
 const KEY_SHAPE = /^ml_[0-9a-f]{16}_[A-Za-z0-9_-]{43}$/;
@@ -107,7 +115,7 @@ describe("API keys: the verifier against PostgreSQL", () => {
 
   test("only the hash is stored", async () => {
     const key = await issue("stored");
-    const row = await findApiKey(db.sql, key.keyId);
+    const row = (await readApiKeyTable(db.sql)).rows?.find((r) => r.keyId === key.keyId);
     assert.deepEqual(row?.keyHash, hashSecret(key.secret));
     const [text] = await db.sql<
       { row: string }[]
@@ -140,8 +148,20 @@ describe("API keys: the verifier against PostgreSQL", () => {
     const verifier = createKeyVerifier({ sql: closed });
     assert.deepEqual(await verifier.verify("ml_nothing"), { ok: false, reason: "malformed" });
     assert.deepEqual(await verifier.verify("x".repeat(KEY_LENGTH)), { ok: false, reason: "malformed" });
-    // The same verifier does query for a well-formed key, and that query fails.
+    // The same verifier does read the table for a well-formed key, and that read fails.
     await assert.rejects(verifier.verify(generateKey().key));
+  });
+
+  test("a table that cannot be read at start makes a key check unavailable, never a wrong key", async () => {
+    const down = countingSql(db.sql, "api_keys");
+    down.failing = true;
+    const guard = createGuard({ keys: createKeyVerifier({ sql: down.sql }), pointsPerSecond: 0 });
+    const key = await issue("early");
+    for (let i = 0; i < 5; i++) {
+      await assert.rejects(guard.admit(key.key, "192.0.2.1"), (error) => error instanceof UnavailableError);
+    }
+    // The failed read is not tried again per request while the database is down.
+    assert.equal(down.count(), 1);
   });
 
   test("rotation: the old key is refused and the new one accepted", async () => {
@@ -173,56 +193,102 @@ describe("API keys: the verifier against PostgreSQL", () => {
     );
   });
 
-  test("the cache serves a key's row for its TTL, and a revocation or rotation takes effect once it passes", async () => {
-    let now = 1_000_000;
-    const ttl = 2_000;
-    const verifier = createKeyVerifier({ sql: db.sql, cacheTtlMs: ttl, now: () => now });
+  test("unknown key ids, however many, are answered from memory without a query", async () => {
+    const counted = countingSql(db.sql, "api_keys");
+    const verifier = createKeyVerifier({ sql: counted.sql });
+    const known = await issue("judy");
+    assert.equal((await verifier.verify(known.key)).ok, true);
+    const read = counted.count();
+    assert.equal(read, 1, "one read of the whole table");
+    for (let i = 0; i < 3_000; i++) {
+      assert.deepEqual(await verifier.verify(generateKey().key), { ok: false, reason: "unknown" });
+    }
+    assert.equal((await verifier.verify(known.key)).ok, true, "a real key is never pushed out");
+    // A few reads of the table may fall due while the keys are checked, never one per key.
+    assert.ok(counted.count() - read <= 5, `${counted.count() - read} reads for 3,000 unknown keys`);
+  });
+
+  test("a revocation and a rotation take effect within 5 s; a new key within as long", async () => {
+    const verifier = createKeyVerifier({ sql: db.sql });
     const erin = await issue("erin");
     const frank = await issue("frank");
     assert.equal((await verifier.verify(erin.key)).ok, true);
     assert.equal((await verifier.verify(frank.key)).ok, true);
 
+    const changed = Date.now();
     await revokeApiKey(db.sql, "erin");
     const frankNew = await rotate("frank");
-    now += ttl - 1;
-    // Within the bound the rows are the cached ones: no query was made for these checks.
-    assert.equal((await verifier.verify(erin.key)).ok, true);
-    assert.equal((await verifier.verify(frank.key)).ok, true);
-    // A wrong secret is still compared and refused while its row is cached.
-    assert.deepEqual(await verifier.verify(withLastCharChanged(frank.key)), {
-      ok: false,
-      reason: "mismatch",
-    });
-    // The new key has a new id, so it is looked up and accepted at once.
-    assert.equal((await verifier.verify(frankNew.key)).ok, true);
-
-    now += 2;
+    const seen = { erin: 0, frank: 0, frankNew: 0 };
+    while (Date.now() - changed < 6_000 && Object.values(seen).some((t) => t === 0)) {
+      const elapsed = Date.now() - changed;
+      if (seen.erin === 0 && !(await verifier.verify(erin.key)).ok) seen.erin = elapsed;
+      if (seen.frank === 0 && !(await verifier.verify(frank.key)).ok) seen.frank = elapsed;
+      if (seen.frankNew === 0 && (await verifier.verify(frankNew.key)).ok) seen.frankNew = elapsed;
+      // A wrong secret is refused whatever the table's age.
+      assert.equal((await verifier.verify(withLastCharChanged(frankNew.key))).ok, false);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    for (const [name, after] of Object.entries(seen)) {
+      assert.ok(after > 0 && after < 5_000, `${name} took effect after ${after} ms`);
+    }
     assert.deepEqual(await verifier.verify(erin.key), { ok: false, reason: "revoked" });
     assert.deepEqual(await verifier.verify(frank.key), { ok: false, reason: "unknown" });
-    assert.equal((await verifier.verify(frankNew.key)).ok, true);
+    assert.ok(DEFAULT_REFRESH_MS * 2 < 5_000);
   });
 
-  test("the default bound is a few seconds, and clear() forgets every row", async () => {
-    assert.ok(DEFAULT_CACHE_TTL_MS > 0 && DEFAULT_CACHE_TTL_MS <= 5_000, `${DEFAULT_CACHE_TTL_MS}`);
-    const verifier = createKeyVerifier({ sql: db.sql, now: () => 0 });
-    const key = await issue("grace");
-    assert.equal((await verifier.verify(key.key)).ok, true);
-    await revokeApiKey(db.sql, "grace");
-    assert.equal((await verifier.verify(key.key)).ok, true);
-    verifier.clear();
-    assert.deepEqual(await verifier.verify(key.key), { ok: false, reason: "revoked" });
+  test("while the table cannot be read again, the last one answers up to the stale limit, and says so", async () => {
+    let now = 1_000_000;
+    const warnings: string[] = [];
+    const logger = {
+      warn: (_fields: unknown, message: string) => warnings.push(message),
+      info: () => {},
+    } as unknown as Parameters<typeof createKeyVerifier>[0]["logger"];
+    const flaky = countingSql(db.sql, "api_keys");
+    const verifier = createKeyVerifier({
+      sql: flaky.sql,
+      logger,
+      refreshMs: 1_000,
+      staleLimitMs: 10_000,
+      now: () => now,
+    });
+    const kate = await issue("kate");
+    assert.equal((await verifier.verify(kate.key)).ok, true);
+    flaky.failing = true;
+    now += 5_000;
+    assert.equal((await verifier.verify(kate.key)).ok, true, "the last table, 5 s old");
+    assert.match(warnings.join("\n"), /checking keys against the last one read/);
+    const reads = flaky.count();
+    assert.equal((await verifier.verify(kate.key)).ok, true);
+    assert.equal(flaky.count(), reads, "no read is tried again within the refresh interval");
+    now += 5_001;
+    await assert.rejects(verifier.verify(kate.key));
+    assert.match(warnings.at(-1) ?? "", /too old/);
+    flaky.failing = false;
+    now += 1_000;
+    assert.equal((await verifier.verify(kate.key)).ok, true, "the table is read again");
   });
 
-  test("a row forgotten by a full cache while it is being read still answers its check", async () => {
-    const verifier = createKeyVerifier({ sql: db.sql, cacheMaxEntries: 1 });
-    const heidi = await issue("heidi");
-    const ivan = await issue("ivan");
-    // Ivan's lookup evicts Heidi's while hers is still under way.
-    const checks = await Promise.all([heidi.key, ivan.key, heidi.key].map((k) => verifier.verify(k)));
-    assert.deepEqual(
-      checks.map((c) => (c.ok ? c.userName : c.reason)),
-      ["heidi", "ivan", "heidi"],
-    );
+  test("the table's fingerprint: unchanged, no rows are sent; any change a key check reads, a new one", async () => {
+    const first = await readApiKeyTable(db.sql);
+    assert.ok(first.rows !== undefined);
+    const same = await readApiKeyTable(db.sql, first.fingerprint);
+    assert.deepEqual(same, { fingerprint: first.fingerprint, rows: undefined });
+    const fingerprints = new Set([first.fingerprint]);
+    const changes: [string, () => Promise<unknown>][] = [
+      ["create", () => issue("leo")],
+      ["revoke", () => revokeApiKey(db.sql, "leo")],
+      ["rotate", () => rotate("leo")],
+    ];
+    let known = first.fingerprint;
+    for (const [name, change] of changes) {
+      await change();
+      const read = await readApiKeyTable(db.sql, known);
+      assert.ok(read.rows !== undefined, `${name} is seen`);
+      assert.ok(!fingerprints.has(read.fingerprint), name);
+      fingerprints.add(read.fingerprint);
+      known = read.fingerprint;
+      assert.deepEqual(read.rows, (await readApiKeyTable(db.sql)).rows);
+    }
   });
 
   test("the table refuses what the CLI would refuse", async () => {

@@ -138,7 +138,11 @@ describe("with a public URL", () => {
       ],
       host: "127.0.0.1",
       tls: f.tls,
-      guard: createGuard({ keys: createKeyVerifier({ sql: f.sql }), requestsPerSecond: 0 }),
+      guard: createGuard({
+        keys: createKeyVerifier({ sql: f.sql }),
+        pointsPerSecond: 0,
+        failedAuthenticationsPerMinute: 0,
+      }),
       metrics: createApiMetrics(),
       logger: silentLogger(),
     });

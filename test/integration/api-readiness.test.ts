@@ -45,7 +45,11 @@ async function serve(policy: Partial<ReadinessPolicy>, sql: Queryable = f.sql): 
     chains: [{ name: "anvil", chainId: API_CHAIN_ID, restPort: 0, grpcPort: 0, readiness: policy }],
     host: "127.0.0.1",
     tls: f.tls,
-    guard: createGuard({ keys: createKeyVerifier({ sql: f.sql }), requestsPerSecond: 0 }),
+    guard: createGuard({
+      keys: createKeyVerifier({ sql: f.sql }),
+      pointsPerSecond: 0,
+      failedAuthenticationsPerMinute: 0,
+    }),
     metrics: createApiMetrics(),
     logger: silentLogger(),
     readinessMaxAgeMs: 100,
@@ -139,7 +143,11 @@ describe("readiness", () => {
       chains: [{ name: "anvil", chainId: API_CHAIN_ID, restPort: 0, grpcPort: 0 }],
       host: "127.0.0.1",
       tls: f.tls,
-      guard: createGuard({ keys: createKeyVerifier({ sql: f.sql }), requestsPerSecond: 0 }),
+      guard: createGuard({
+        keys: createKeyVerifier({ sql: f.sql }),
+        pointsPerSecond: 0,
+        failedAuthenticationsPerMinute: 0,
+      }),
       metrics: createApiMetrics(),
       logger: silentLogger(),
     });

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -191,19 +191,22 @@ describe("mintlens start and serve", () => {
       }
       // gRPC on each chain's own port, through the built-in client.
       const cert = join(dataDir, "tls", "grpc-cert.pem");
-      for (const chain of CHAINS) {
+      // The key comes from a file or the environment, never from the command line.
+      const keyFile = join(dataDir, "api-key");
+      writeFileSync(keyFile, `${key}\n`, { mode: 0o600 });
+      for (const [i, chain] of CHAINS.entries()) {
         const port = found.get(chain.name)?.grpc.split(":").at(-1);
-        const call = await runCommand([
-          "call",
-          "FoundationalService/ListContracts",
-          '{"limit": 500}',
-          "--address",
-          `localhost:${port}`,
-          "--ca",
-          cert,
-          "--key",
-          key,
-        ]);
+        const target = ["--address", `localhost:${port}`, "--ca", cert];
+        const call = await runCommand(
+          [
+            "call",
+            "FoundationalService/ListContracts",
+            '{"limit": 500}',
+            ...target,
+            ...(i === 0 ? ["--key-file", keyFile] : []),
+          ],
+          i === 0 ? { MINTLENS_API_KEY: "" } : { MINTLENS_API_KEY: key },
+        );
         assert.equal(call.code, 0, call.stderr);
         const contracts = (JSON.parse(call.stdout) as { contracts: unknown[] }).contracts;
         const [stored] = await db.sql<
@@ -211,6 +214,9 @@ describe("mintlens start and serve", () => {
         >`SELECT count(*)::int AS n FROM contracts WHERE chain_id = ${chain.chainId}`;
         assert.equal(contracts.length, stored?.n, chain.name);
       }
+      const onCommandLine = await runCommand(["call", "FoundationalService/ListContracts", "--key", key]);
+      assert.notEqual(onCommandLine.code, 0);
+      assert.match(onCommandLine.stderr, /unknown option '--key'/);
       const metricsUrl = /metrics: (\S+)/.exec(start.stderr())?.[1];
       // On its own host, apart from the API's.
       assert.match(metricsUrl ?? "", /^http:\/\/127\.0\.0\.3:\d+\/metrics$/);

@@ -35,7 +35,11 @@ export async function createApiFixtureOn(sql: Sql, chainId: number, blobs?: Blob
     chains: [{ name: "test", chainId, restPort: 0, grpcPort: 0 }],
     host: "127.0.0.1",
     tls,
-    guard: createGuard({ keys: createKeyVerifier({ sql }), requestsPerSecond: 0 }),
+    guard: createGuard({
+      keys: createKeyVerifier({ sql }),
+      pointsPerSecond: 0,
+      failedAuthenticationsPerMinute: 0,
+    }),
     metrics: createApiMetrics(),
     logger: silentLogger(),
     versionPollMs: 100,

@@ -41,8 +41,10 @@ export interface ApiFixture {
   grpcAddress: string;
   tls: TlsMaterial;
   key: string;
-  /** A key of its own per test that counts requests against the limit. */
+  /** A key of its own per test that counts requests against the limit, known to the API when it resolves. */
   newKey(user: string): Promise<string>;
+  /** Has the API read its key table now, as it does by itself within seconds (after a revocation, say). */
+  refreshKeys(): Promise<void>;
   rest(
     path: string,
     options?: { key?: string | null; headers?: Record<string, string> },
@@ -102,7 +104,8 @@ export async function startApiFixture(options: ApiFixtureOptions): Promise<ApiFi
     ],
     host: "127.0.0.1",
     tls,
-    guard: createGuard({ keys, requestsPerSecond: options.rateLimit ?? 0 }),
+    // No limit on failed authentications: the tests refuse many keys from one address on purpose.
+    guard: createGuard({ keys, pointsPerSecond: options.rateLimit ?? 0, failedAuthenticationsPerMinute: 0 }),
     metrics: createApiMetrics(),
     logger: silentLogger(),
     versionPollMs: options.versionPollMs ?? 200,
@@ -113,6 +116,8 @@ export async function startApiFixture(options: ApiFixtureOptions): Promise<ApiFi
   const newKey = async (user: string) => {
     const key = generateKey();
     await insertApiKey(db.sql, { userName: user, keyId: key.keyId, keyHash: key.hash });
+    // The API knows keys from its table in memory: read it now rather than within seconds.
+    await keys.refresh();
     return key.key;
   };
   const key = await newKey("tester");
@@ -130,6 +135,7 @@ export async function startApiFixture(options: ApiFixtureOptions): Promise<ApiFi
     tls,
     key,
     newKey,
+    refreshKeys: () => keys.refresh(),
     async rest(path, requestOptions = {}) {
       const headers: Record<string, string> = { ...requestOptions.headers };
       const presented = requestOptions.key === undefined ? key : requestOptions.key;

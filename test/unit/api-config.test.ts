@@ -52,6 +52,28 @@ describe("API configuration", () => {
     assert.equal(config.metricsPort, undefined);
   });
 
+  test("the burst and the failed-authentication limit: defaults, flags over the environment, bad values", () => {
+    const defaults = parseApiConfig({}, {}, ["ethereum"]);
+    assert.equal(defaults.rateBurst, 10);
+    assert.equal(defaults.authFailureLimit, 20);
+    const set = parseApiConfig(
+      { rateBurst: "50" },
+      { MINTLENS_RATE_BURST: "5", MINTLENS_AUTH_FAILURES: "0" },
+      ["ethereum"],
+    );
+    assert.equal(set.rateBurst, 50);
+    assert.equal(set.authFailureLimit, 0);
+    const found = problems(() => parseApiConfig({ rateBurst: "0", authFailures: "x" }, {}, ["ethereum"]));
+    assert.ok(
+      found.some((p) => p.startsWith("rate burst: 0 is not a whole number")),
+      found.join("; "),
+    );
+    assert.ok(
+      found.some((p) => p.startsWith("auth failures: x is not a whole number")),
+      found.join("; "),
+    );
+  });
+
   test("every problem at once: bad ports, a port used twice, an unknown chain, half a certificate", () => {
     const found = problems(() =>
       parseApiConfig(

@@ -1,6 +1,6 @@
 import type { Queryable } from "../pg/database.ts";
 
-/** What the API needs to check a presented key: its row, found by the key's id. */
+/** What the API needs to check a presented key: its row, found by the key's id in memory. */
 export interface StoredApiKey {
   userName: string;
   keyId: string;
@@ -87,13 +87,53 @@ export async function apiKeyListing(sql: Queryable, userName: string): Promise<A
   return row ? toListing(row) : undefined;
 }
 
-/** The row of the key whose id is `keyId`, if any. */
-export async function findApiKey(sql: Queryable, keyId: string): Promise<StoredApiKey | undefined> {
-  const [row] = await sql<{ user_name: string; key_id: string; key_hash: Buffer; revoked_at: Date | null }[]>`
-    SELECT user_name, key_id, key_hash, revoked_at FROM api_keys WHERE key_id = ${keyId}`;
-  return row
-    ? { userName: row.user_name, keyId: row.key_id, keyHash: row.key_hash, revokedAt: row.revoked_at }
-    : undefined;
+/**
+ * What the table held when read: its fingerprint, and its rows unless the fingerprint is
+ * `unchangedSince` (the caller's rows are then still the table's).
+ */
+export interface ApiKeyTable {
+  fingerprint: string;
+  rows: StoredApiKey[] | undefined;
+}
+
+/**
+ * Every key's row, or only the table's fingerprint when it is still `unchangedSince`: one
+ * statement, so the fingerprint and the rows are of one snapshot. The fingerprint digests every
+ * column a key check reads (a rotation changes the key id and hash, a revocation the revocation
+ * time), so equal fingerprints mean the same rows, whatever order transactions committed in.
+ */
+export async function readApiKeyTable(sql: Queryable, unchangedSince?: string): Promise<ApiKeyTable> {
+  const rows = await sql<
+    {
+      fingerprint: string;
+      user_name: string | null;
+      key_id: string | null;
+      key_hash: Buffer | null;
+      revoked_at: Date | null;
+    }[]
+  >`
+    WITH state AS (
+      SELECT md5(coalesce(string_agg(
+        key_id || ':' || user_name || ':' || encode(key_hash, 'hex') || ':'
+          || coalesce(extract(epoch FROM revoked_at)::text, '-'),
+        ',' ORDER BY key_id), '')) AS fingerprint
+      FROM api_keys)
+    SELECT state.fingerprint, k.user_name, k.key_id, k.key_hash, k.revoked_at
+    FROM state LEFT JOIN api_keys k ON state.fingerprint IS DISTINCT FROM ${unchangedSince ?? null}::text`;
+  const fingerprint = rows[0]?.fingerprint ?? "";
+  if (fingerprint === unchangedSince) return { fingerprint, rows: undefined };
+  const keys: StoredApiKey[] = [];
+  for (const row of rows) {
+    // The one row of an empty table carries the fingerprint alone.
+    if (row.key_id === null || row.user_name === null || row.key_hash === null) continue;
+    keys.push({
+      userName: row.user_name,
+      keyId: row.key_id,
+      keyHash: row.key_hash,
+      revokedAt: row.revoked_at,
+    });
+  }
+  return { fingerprint, rows: keys };
 }
 
 interface ListingRow {
