@@ -198,6 +198,10 @@ async function runDemo(flags: DemoFlags, lifecycle: Lifecycle, environment: Envi
     nativeSymbol: "ETH",
     startBlock: 0,
   });
+  // Stored before the API starts, so the key works from the first request: a running API reads
+  // the key table every few seconds.
+  const key = generateKey();
+  await insertApiKey(database.sql, { userName: DEMO_USER, keyId: key.keyId, keyHash: key.hash });
   const served = await serveApi({
     sql: openPool(database, lifecycle, apiPool(pool)),
     chains: [{ name: DEMO_CHAIN_NAME, chainId: DEMO_CHAIN_ID }],
@@ -209,8 +213,6 @@ async function runDemo(flags: DemoFlags, lifecycle: Lifecycle, environment: Envi
     blobs,
     say,
   });
-  const key = generateKey();
-  await insertApiKey(database.sql, { userName: DEMO_USER, keyId: key.keyId, keyHash: key.hash });
   const chain = served.chains[0];
   const collection = contracts.erc721.address.toLowerCase();
   const showTryIt = async () => {
