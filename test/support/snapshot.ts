@@ -8,6 +8,9 @@ function normalise(value: unknown): unknown {
   return value;
 }
 
+/** Columns that record when and what the indexer last saw of its node, not what it derived. */
+const OBSERVED = new Set(["updated_at", "heartbeat_at", "head_block", "confirmations"]);
+
 /**
  * Every row of every table a projection writes, canonically ordered: two stores are equal iff their
  * snapshots are. The tables come from the projection list itself, so a new derived table is
@@ -22,7 +25,7 @@ export async function snapshotStore(sql: Sql): Promise<Record<string, unknown[]>
     );
     snapshot[table.name] = rows.map((row) => {
       const out: Record<string, unknown> = {};
-      for (const [key, value] of Object.entries(row)) if (key !== "updated_at") out[key] = normalise(value);
+      for (const [key, value] of Object.entries(row)) if (!OBSERVED.has(key)) out[key] = normalise(value);
       return out;
     });
   }
