@@ -34,10 +34,15 @@ import {
 } from "@bufbuild/protobuf/wkt";
 import { getComments } from "@bufbuild/protoplugin";
 
-/** Operations that answer 404 (an NFT that was never minted); every other one answers 200 for any valid input. */
+/**
+ * Operations that answer 404 (an NFT that was never minted, a contract the indexer never saw);
+ * every other one answers 200 for any valid input.
+ */
 const NOT_FOUND_OPERATIONS = [
   "mintlens.v1beta2.FoundationalService.GetNftDetails",
   "mintlens.v1beta2.FoundationalService.GetNftRawMetadata",
+  "mintlens.v1beta2.CollectionsService.GetCollectionMetadata",
+  "mintlens.v1beta2.CollectionsService.GetCollectionTotals",
 ];
 
 /** The error answers: the JSON form of google.rpc.Status, the gRPC code mapped to an HTTP status. */
@@ -55,7 +60,12 @@ const ERRORS: { status: string; name: string; code: number; description: string 
     code: 16,
     description: "UNAUTHENTICATED: no `X-API-Key` header, or an unknown key.",
   },
-  { status: "404", name: "NotFound", code: 5, description: "NOT_FOUND: the NFT was never minted." },
+  {
+    status: "404",
+    name: "NotFound",
+    code: 5,
+    description: "NOT_FOUND: the NFT was never minted, or the indexer never saw the collection's contract.",
+  },
   {
     status: "429",
     name: "ResourceExhausted",
@@ -360,7 +370,7 @@ function buildDocument(registry: ReturnType<typeof createFileRegistry>, services
       title: "Mintlens API",
       version: "v1beta2",
       description:
-        "NFT analytics of one chain: contracts, NFTs, collection rankings, holders, and time series of supply, holders, prices and sales. One REST host per chain. Responses are canonical proto3 JSON of the messages of `proto/mintlens/v1beta2`: lowerCamelCase names, 64-bit integers and amounts as decimal strings, enums by name, every field present. Generated from the protobuf source; do not edit.",
+        "NFT analytics of one chain: contracts, NFTs, collection rankings, metadata and totals, holders, and time series of supply, holders, prices and sales. One REST host per chain. Responses are canonical proto3 JSON of the messages of `proto/mintlens/v1beta2`: lowerCamelCase names, 64-bit integers and amounts as decimal strings, enums by name, every field present. Generated from the protobuf source; do not edit.",
       license: { name: "MIT", identifier: "MIT" },
     },
     tags: services.map((s) => ({ name: s.name, description: describe(s) })),

@@ -30,6 +30,7 @@ export const FIELD = {
   blockTimestampGt: "block_timestamp_gt",
   timestampLt: "timestamp_lt",
   includeFlaggedSales: "include_flagged_sales",
+  includeStats: "include_stats",
 } as const;
 
 /** A raw scalar value: a query or path string (REST), or a message field's value (gRPC). */
@@ -275,15 +276,22 @@ export function parseOffset(raw: RawScalar, field: string = FIELD.offset): numbe
   return value;
 }
 
-/** `page_token`: the token as given (read by the operation that knows its list), `undefined` when absent. */
-/** A yes-or-no field: `true` or `false` (a gRPC bool arrives as either); absent is false. */
+/**
+ * The spellings of a boolean the original service's REST gateway read (Go's `strconv.ParseBool`).
+ * Clients rely on them: PHP's query builder, for one, writes `true` as `1`.
+ */
+const TRUE_TEXT: ReadonlySet<string> = new Set(["true", "True", "TRUE", "t", "T", "1"]);
+const FALSE_TEXT: ReadonlySet<string> = new Set(["false", "False", "FALSE", "f", "F", "0"]);
+
+/** A yes-or-no field: `true`, `1`, `false`, `0` and the other spellings above (a gRPC bool arrives as 1 or 0); absent is false. */
 export function parseBoolean(raw: RawScalar, field: string): boolean {
   if (isAbsent(raw)) return false;
-  if (raw === "true" || raw === 1) return true;
-  if (raw === "false" || raw === 0) return false;
+  if (raw === 1 || (typeof raw === "string" && TRUE_TEXT.has(raw))) return true;
+  if (raw === 0 || (typeof raw === "string" && FALSE_TEXT.has(raw))) return false;
   throw new InvalidArgumentError(field, `must be true or false, not ${JSON.stringify(raw)}`);
 }
 
+/** `page_token`: the token as given (read by the operation that knows its list), `undefined` when absent. */
 export function parsePageToken(raw: RawScalar, field: string = FIELD.pageToken): string | undefined {
   if (isAbsent(raw)) return undefined;
   if (typeof raw !== "string") throw new InvalidArgumentError(field, "must be a string");

@@ -5,6 +5,10 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import type { ContractType as StoreContractType } from "../core/types.ts";
 import {
+  type GetCollectionMetadataResponse,
+  GetCollectionMetadataResponseSchema,
+  type GetCollectionTotalsResponse,
+  GetCollectionTotalsResponseSchema,
   type OwnerSchema,
   type OwnersCountDataPoint,
   OwnersCountDataPointSchema,
@@ -27,6 +31,7 @@ import {
   GetNftRawMetadataResponseSchema,
   type SaleSchema,
 } from "../gen/mintlens/v1beta2/foundational_pb.ts";
+import type { CollectionFacts } from "../store/read/collection.ts";
 import type { ContractListing } from "../store/read/contracts.ts";
 import type { RawDocument } from "../store/read/metadata.ts";
 import type { NftDetails, NftSale } from "../store/read/nft.ts";
@@ -223,5 +228,42 @@ export function nftDetailsMessage(details: NftDetails, imageBase = ""): GetNftDe
 export function rawMetadataMessage(document: RawDocument | undefined): GetNftRawMetadataResponse {
   return create(GetNftRawMetadataResponseSchema, {
     metadata: document && { raw: document.raw, indexedAt: formatIndexedAt(document.fetchedAtMicros) },
+  });
+}
+
+/**
+ * A collection's metadata. Without stats the figures are what the original service answered
+ * without `includeStats`: "0", "0" and an empty volume. The list of links stays empty until
+ * collection-level documents are fetched.
+ */
+export function collectionMetadataMessage(facts: CollectionFacts): GetCollectionMetadataResponse {
+  const { identity, counts, sales } = facts;
+  return create(GetCollectionMetadataResponseSchema, {
+    name: identity.name,
+    symbol: identity.symbol,
+    types: identity.types.map(contractTypeNumber),
+    tokensCount: sales === undefined ? 0n : uint64(counts.minted - counts.burned),
+    ownersCount: sales === undefined ? 0n : uint64(counts.holders),
+    salesVolume: sales === undefined ? "" : formatNative(sales.volume),
+    metadata: [],
+  });
+}
+
+/** A collection's totals; `facts` must hold its sales. */
+export function collectionTotalsMessage(facts: CollectionFacts): GetCollectionTotalsResponse {
+  const { counts, sales } = facts;
+  if (sales === undefined) throw new Error("collection totals need the sales");
+  return create(GetCollectionTotalsResponseSchema, {
+    tokensCount: uint64(counts.minted - counts.burned),
+    ownersCount: uint64(counts.holders),
+    mintedCount: uint64(counts.minted),
+    burnedCount: uint64(counts.burned),
+    transfersCount: uint64(counts.transfers),
+    salesCount: uint64(sales.sales),
+    salesQuantity: uint64(sales.soldUnits),
+    salesVolume: formatNative(sales.volume),
+    flaggedSalesCount: uint64(sales.flaggedSales),
+    flaggedVolume: formatNative(sales.flaggedVolume),
+    unpricedSalesCount: uint64(sales.unpricedSales),
   });
 }

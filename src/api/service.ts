@@ -9,6 +9,7 @@ import type { Address } from "../core/hex.ts";
 import { CollectionsService } from "../gen/mintlens/v1beta2/collections_pb.ts";
 import { FoundationalService } from "../gen/mintlens/v1beta2/foundational_pb.ts";
 import type { Queryable } from "../store/pg/database.ts";
+import { collectionFacts } from "../store/read/collection.ts";
 import { listContracts } from "../store/read/contracts.ts";
 import { rawMetadata } from "../store/read/metadata.ts";
 import { nftDetails } from "../store/read/nft.ts";
@@ -48,6 +49,8 @@ import {
 } from "./params.ts";
 import { type Answer, answer, type ResponseCache } from "./response-cache.ts";
 import {
+  collectionMetadataMessage,
+  collectionTotalsMessage,
   contractMessage,
   nftDetailsMessage,
   ownerMessage,
@@ -152,6 +155,8 @@ export function createApiService(options: ApiServiceOptions): Map<string, Operat
   ];
 
   const notMinted = () => new NotFoundError("no such NFT: the token was never minted");
+  const unknownCollection = () =>
+    new NotFoundError("no such collection: the indexer never saw this contract");
 
   const implementations: Record<string, (fields: RequestFields) => Prepared | Promise<Prepared>> = {
     listContracts(fields) {
@@ -280,6 +285,31 @@ export function createApiService(options: ApiServiceOptions): Map<string, Operat
             nextPageToken:
               rows.length > limit && last ? OWNER_TOKENS.write(list, [last.units, last.address]) : "",
           });
+        },
+      };
+    },
+
+    getCollectionMetadata(fields) {
+      const contract = parseAddress(one(fields, "contract_address"));
+      const includeStats = parseBoolean(one(fields, "include_stats"), "include_stats");
+      return {
+        key: `${contract}|${includeStats}`,
+        read: async () => {
+          const facts = await collectionFacts(sql, chainId, contract, { sales: includeStats });
+          if (facts === undefined) throw unknownCollection();
+          return collectionMetadataMessage(facts);
+        },
+      };
+    },
+
+    getCollectionTotals(fields) {
+      const contract = parseAddress(one(fields, "contract_address"));
+      return {
+        key: contract,
+        read: async () => {
+          const facts = await collectionFacts(sql, chainId, contract, { sales: true });
+          if (facts === undefined) throw unknownCollection();
+          return collectionTotalsMessage(facts);
         },
       };
     },

@@ -1,13 +1,18 @@
 /**
  * Conformance with the original service's recorded answers (`../shared/realdata/
  * dashbrd-mnemonic-responses`): where our answers carry the same objects (a sale's
- * `blockchainEvent` and `recipientPaid` with its `fungibleTotals`, a price's totals), they have
- * the same field names, the same nesting and the same forms of values.
+ * `blockchainEvent` and `recipientPaid` with its `fungibleTotals`, a price's totals, a collection's
+ * metadata), they have the same field names, the same nesting and the same forms of values.
  */
 import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
+import { create, toJson } from "@bufbuild/protobuf";
+import {
+  CollectionMetadataItem_TypeSchema,
+  GetCollectionMetadataResponseSchema,
+} from "../../src/gen/mintlens/v1beta2/collections_pb.ts";
 import { API_CHAIN_ID, type ApiFixture, startApiFixture } from "../support/api-fixture.ts";
 
 const RECORDED = fileURLToPath(
@@ -161,5 +166,43 @@ describe("conformance with the original service's answers", { skip }, () => {
     ];
     assert.ok(ours.length > 10);
     for (const amount of ours) assert.ok(AMOUNT.has(form(amount)), `ours ${amount}`);
+  });
+
+  /** Fields of a collection's metadata the original service did not have. */
+  const ADDED_TO_METADATA = new Set(["symbol"]);
+
+  test("a collection's metadata: the recorded field names, nesting and value forms, with and without stats", async () => {
+    const recorded = JSON.parse(readFileSync(`${RECORDED}/nft_metadata.json`, "utf8")) as Json;
+    const contract = f.history.contracts.erc721.address;
+    const plain = await f.rest(`/collections/v1beta2/${contract}/metadata`);
+    assert.equal(plain.status, 200, plain.text);
+    const ours = plain.body as Json;
+    const shared = Object.fromEntries(Object.entries(ours).filter(([k]) => !ADDED_TO_METADATA.has(k)));
+    for (const name of ADDED_TO_METADATA) assert.equal(typeof ours[name], "string", name);
+    // The recorded answer was asked without stats: the same "0", "0" and "".
+    conforms(shared, recorded, "metadata");
+    assert.deepEqual([shared.tokensCount, shared.ownersCount, shared.salesVolume], ["0", "0", ""]);
+    assert.deepEqual([recorded.tokensCount, recorded.ownersCount, recorded.salesVolume], ["0", "0", ""]);
+    const withStats = (await f.rest(`/collections/v1beta2/${contract}/metadata?includeStats=true`))
+      .body as Json;
+    assert.deepEqual(Object.keys(withStats).sort(), Object.keys(ours).sort());
+    for (const name of ["tokensCount", "ownersCount", "salesVolume"]) {
+      assert.ok(AMOUNT.has(form(withStats[name])), `${name}: ${withStats[name]}`);
+    }
+    assert.ok(BigInt(withStats.tokensCount as string) > 0n);
+    // Our list of links is empty; its items, once there, are written as the recorded ones: every
+    // recorded kind is a value of ours, and the recorded list goes through our message unchanged.
+    const items = recorded.metadata as { type: string; value: string }[];
+    assert.ok(items.length >= 8);
+    const typeNumber = (name: string) => {
+      const value = CollectionMetadataItem_TypeSchema.values.find((v) => v.name === name && v.number !== 0);
+      assert.ok(value, `${name} is a kind of metadata item`);
+      return value.number;
+    };
+    const message = create(GetCollectionMetadataResponseSchema, {
+      metadata: items.map((item) => ({ type: typeNumber(item.type), value: item.value })),
+    });
+    const json = toJson(GetCollectionMetadataResponseSchema, message, { alwaysEmitImplicit: true }) as Json;
+    assert.deepEqual(json.metadata, items);
   });
 });

@@ -1,5 +1,5 @@
 /**
- * The nine operations over real sockets, on what the indexer wrote from a generated anvil
+ * The operations over real sockets, on what the indexer wrote from a generated anvil
  * history: REST answers checked value for value against a replay of the event tables, gRPC
  * answers (a client built from the published `.proto`) checked equal to them.
  */
@@ -604,6 +604,113 @@ describe("NFT details and raw metadata", () => {
   });
 });
 
+describe("collection metadata and totals", () => {
+  /** A collection's figures worked out from its transfer and sale rows, not from the rollups the API reads. */
+  async function expectedTotals(contract: Address) {
+    const transfers = await transferEvents(f.sql, API_CHAIN_ID, contract);
+    const sales = await saleEvents(f.sql, API_CHAIN_ID, contract);
+    const sum = (values: bigint[]) => values.reduce((a, b) => a + b, 0n);
+    const minted = sum(transfers.filter((t) => isBurnAddress(t.from)).map((t) => t.amount));
+    const burned = sum(transfers.filter((t) => isBurnAddress(t.to)).map((t) => t.amount));
+    const of = (kind: string) => sales.filter((s) => s.class === kind);
+    return {
+      tokensCount: `${minted - burned}`,
+      ownersCount: `${holdings(transfers).size}`,
+      mintedCount: `${minted}`,
+      burnedCount: `${burned}`,
+      transfersCount: `${transfers.length}`,
+      salesCount: `${of("organic").length}`,
+      salesQuantity: `${sum(of("organic").map((s) => s.quantity))}`,
+      salesVolume: formatNative(sum(of("organic").map((s) => s.totalNative))),
+      flaggedSalesCount: `${of("flagged").length}`,
+      flaggedVolume: formatNative(sum(of("flagged").map((s) => s.totalNative))),
+      unpricedSalesCount: `${of("unpriced").length}`,
+    };
+  }
+
+  async function contractRow(contract: Address) {
+    const [row] = await f.sql<{ name: string; symbol: string; types: string[] }[]>`
+      SELECT name, symbol, types FROM contracts
+      WHERE chain_id = ${API_CHAIN_ID} AND address = ${Buffer.from(contract.slice(2), "hex")}`;
+    assert.ok(row, contract);
+    return row;
+  }
+
+  const COLLECTIONS = ["erc721", "erc1155", "punks"] as const;
+
+  test("totals: supply, holders, transfers and all-time sales by class, as the event tables say", async () => {
+    let withSales = 0;
+    for (const key of COLLECTIONS) {
+      const contract = lower(f.history.contracts[key].address);
+      const expected = await expectedTotals(contract);
+      assert.ok(BigInt(expected.ownersCount) >= 3n, key);
+      if (expected.salesCount !== "0") withSales++;
+      assert.deepEqual(await ok(`/collections/v1beta2/${contract}/totals`), expected, key);
+      // Mixed case in, the same answer.
+      assert.deepEqual(
+        await ok(`/collections/v1beta2/${contract.toUpperCase().replace("0X", "0x")}/totals`),
+        expected,
+        key,
+      );
+    }
+    assert.ok(withSales >= 2, "the history sells these collections");
+  });
+
+  test("metadata: name, symbol and types; with includeStats the supply, holders and organic volume, without them 0, 0 and empty", async () => {
+    for (const key of COLLECTIONS) {
+      const contract = lower(f.history.contracts[key].address);
+      const expected = await expectedTotals(contract);
+      const row = await contractRow(contract);
+      const identity = { name: row.name, symbol: row.symbol, types: row.types, metadata: [] };
+      const stats = {
+        ...identity,
+        tokensCount: expected.tokensCount,
+        ownersCount: expected.ownersCount,
+        salesVolume: expected.salesVolume,
+      };
+      const bare = { ...identity, tokensCount: "0", ownersCount: "0", salesVolume: "" };
+      const base = `/collections/v1beta2/${contract}/metadata`;
+      assert.deepEqual(await ok(`${base}?includeStats=true`), stats, key);
+      // PHP's query builder writes true as 1, as the original service's clients send it.
+      assert.deepEqual(await ok(`${base}?includeStats=1`), stats, key);
+      assert.deepEqual(await ok(base), bare, key);
+      assert.deepEqual(await ok(`${base}?includeStats=false`), bare, key);
+      // Clients repeat path values in the query; they are ignored.
+      assert.deepEqual(await ok(`${base}?contractAddress=${contract}&includeStats=true`), stats, key);
+    }
+    const erc721 = await ok(`/collections/v1beta2/${lower(f.history.contracts.erc721.address)}/metadata`);
+    assert.deepEqual(erc721.types, ["TYPE_ERC721"]);
+  });
+
+  test("an unknown contract is 404; a malformed address or includeStats is 400 naming the field", async () => {
+    const unknown = `0x${"ab".repeat(20)}`;
+    for (const path of [
+      `/collections/v1beta2/${unknown}/metadata?includeStats=true`,
+      `/collections/v1beta2/${unknown}/totals`,
+    ]) {
+      const answer = await f.rest(path);
+      assert.equal(answer.status, 404, path);
+      assert.deepEqual(answer.body, {
+        code: 5,
+        message: "no such collection: the indexer never saw this contract",
+        details: [],
+      });
+    }
+    for (const path of [
+      "/collections/v1beta2/0x12/metadata",
+      `/collections/v1beta2/0x${"zz".repeat(20)}/totals`,
+    ]) {
+      const answer = await f.rest(path);
+      assert.equal(answer.status, 400, path);
+      assert.match((answer.body as { message: string }).message, /^contract_address: /);
+    }
+    const contract = lower(f.history.contracts.erc721.address);
+    const answer = await f.rest(`/collections/v1beta2/${contract}/metadata?includeStats=yes`);
+    assert.equal(answer.status, 400);
+    assert.match((answer.body as { message: string }).message, /^include_stats: /);
+  });
+});
+
 describe("gRPC", () => {
   /** A gRPC answer as JSON: proto-loader's synthetic oneof keys of optional fields dropped. */
   function plain(value: unknown): unknown {
@@ -699,6 +806,30 @@ describe("gRPC", () => {
         { contractAddress: c, duration: "DURATION_30_DAYS", groupByPeriod: "GROUP_BY_PERIOD_1_DAY" },
         `/collections/v1beta2/${c}/sales_volume/DURATION_30_DAYS/GROUP_BY_PERIOD_1_DAY`,
       ],
+      [
+        "CollectionsService",
+        "GetCollectionMetadata",
+        { contractAddress: c },
+        `/collections/v1beta2/${c}/metadata`,
+      ],
+      [
+        "CollectionsService",
+        "GetCollectionMetadata",
+        { contractAddress: c, includeStats: true },
+        `/collections/v1beta2/${c}/metadata?includeStats=true`,
+      ],
+      [
+        "CollectionsService",
+        "GetCollectionMetadata",
+        { contractAddress: lower(f.history.contracts.erc1155.address), includeStats: true },
+        `/collections/v1beta2/${lower(f.history.contracts.erc1155.address)}/metadata?includeStats=1`,
+      ],
+      [
+        "CollectionsService",
+        "GetCollectionTotals",
+        { contractAddress: c },
+        `/collections/v1beta2/${c}/totals`,
+      ],
     ];
     for (const [service, method, request, path] of cases) {
       const answer = await f.grpc(service, method, request);
@@ -748,6 +879,18 @@ describe("gRPC", () => {
           groupByPeriod: "GROUP_BY_PERIOD_15_MINUTES",
         },
         `/collections/v1beta2/0x${"11".repeat(20)}/supply/DURATION_365_DAYS/GROUP_BY_PERIOD_15_MINUTES`,
+      ],
+      [
+        "CollectionsService",
+        "GetCollectionMetadata",
+        { contractAddress: `0x${"11".repeat(20)}`, includeStats: true },
+        `/collections/v1beta2/0x${"11".repeat(20)}/metadata?includeStats=true`,
+      ],
+      [
+        "CollectionsService",
+        "GetCollectionTotals",
+        { contractAddress: "0x12" },
+        "/collections/v1beta2/0x12/totals",
       ],
     ];
     for (const [service, method, request, path] of cases) {

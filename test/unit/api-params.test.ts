@@ -21,6 +21,7 @@ import {
   METRIC,
   PERIOD_SECONDS,
   parseAddress,
+  parseBoolean,
   parseContractTypes,
   parseDuration,
   parseGroupByPeriod,
@@ -84,6 +85,7 @@ describe("every parser throws only InvalidArgumentError, naming its own field", 
     ["limit (owners)", "limit", (raw) => parseLimit(raw, "owners")],
     ["offset", "offset", (raw) => parseOffset(raw)],
     ["page token", "page_token", (raw) => parsePageToken(raw)],
+    ["include stats", "include_stats", (raw) => parseBoolean(raw, "include_stats")],
     ["timestamp", "timestamp_lt", (raw) => parseTimestamp(raw, "timestamp_lt")],
     ["timestamp gt", "block_timestamp_gt", (raw) => parseTimestamp(raw, "block_timestamp_gt")],
   ];
@@ -413,6 +415,22 @@ describe("limit and offset", () => {
     checkPaging(0, "abc");
     checkPaging(7, undefined);
     rejects(() => checkPaging(7, "abc"), "offset", /not allowed with page_token/);
+  });
+});
+
+describe("booleans", () => {
+  test("the spellings the original service's gateway read, gRPC's 1 and 0; absent or empty is false", () => {
+    for (const text of ["true", "True", "TRUE", "t", "T", "1"])
+      assert.equal(parseBoolean(text, "include_stats"), true);
+    for (const text of ["false", "False", "FALSE", "f", "F", "0"])
+      assert.equal(parseBoolean(text, "include_stats"), false);
+    assert.equal(parseBoolean(1, "include_stats"), true);
+    assert.equal(parseBoolean(0, "include_stats"), false);
+    assert.equal(parseBoolean(undefined, "include_stats"), false);
+    assert.equal(parseBoolean("", "include_stats"), false);
+    for (const text of ["yes", "no", "on", "2", "tRUE", " true", "true ", "01"])
+      rejects(() => parseBoolean(text, "include_stats"), "include_stats", /must be true or false/);
+    rejects(() => parseBoolean(2, "include_stats"), "include_stats", /must be true or false/);
   });
 });
 

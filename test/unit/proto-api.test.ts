@@ -55,6 +55,18 @@ const SEED: Record<string, { get: string; query: string[] }> = {
   },
 };
 
+/**
+ * The original service's operations beyond the seed, at its paths and with its query parameters
+ * (`../shared/realdata/dashbrd-mnemonic-responses`).
+ */
+const ORIGINAL: Record<string, { get: string; query: string[] }> = {
+  GetCollectionMetadata: { get: "/collections/v1beta2/{contract_address}/metadata", query: ["includeStats"] },
+  GetCollectionTotals: { get: "/collections/v1beta2/{contract_address}/totals", query: [] },
+};
+
+/** Every operation served: the seed's and the original service's others. */
+const SERVED = { ...SEED, ...ORIGINAL };
+
 /** Query parameters beyond the seed's, added after them: page tokens of the lists, flagged sales counted on request. */
 const ADDED: Record<string, string[]> = {
   ListContracts: ["pageToken"],
@@ -67,7 +79,7 @@ const ADDED: Record<string, string[]> = {
 describe("the services' http rules are the seed's operations", () => {
   const methods = SERVICES.flatMap((service) => service.methods);
 
-  test("the nine seed paths, each a GET bound to one method", () => {
+  test("the nine seed paths and the original service's others, each a GET bound to one method", () => {
     const rules = Object.fromEntries(
       methods.map((method) => {
         const rule = getOption(method, http);
@@ -77,13 +89,13 @@ describe("the services' http rules are the seed's operations", () => {
         return [method.name, rule.pattern.value];
       }),
     );
-    assert.deepEqual(rules, Object.fromEntries(Object.entries(SEED).map(([name, { get }]) => [name, get])));
+    assert.deepEqual(rules, Object.fromEntries(Object.entries(SERVED).map(([name, { get }]) => [name, get])));
   });
 
   test("path parameters are request fields, and the other request fields are the seed's query parameters, then the added ones", () => {
     for (const method of methods) {
-      const seed = SEED[method.name];
-      assert.ok(seed, `${method.name} is no seed operation`);
+      const seed = SERVED[method.name];
+      assert.ok(seed, `${method.name} is no operation of the seed or the original service`);
       const inPath = [...seed.get.matchAll(/\{([a-z_]+)\}/g)].map((m) => m[1]);
       const fields = method.input.fields;
       for (const name of inPath) {
@@ -154,15 +166,15 @@ describe("the OpenAPI document describes the same operations", () => {
     readFileSync(new URL("../../openapi/mintlens.v1beta2.json", import.meta.url), "utf8"),
   ) as JsonObject;
 
-  test("the nine seed paths, GET only, each with its parameters and the error answers", () => {
+  test("the nine seed paths and the original service's others, GET only, each with its parameters and the error answers", () => {
     const paths = document.paths as Record<string, { get: JsonObject }>;
     assert.deepEqual(
       Object.keys(paths).sort(),
-      Object.values(SEED)
+      Object.values(SERVED)
         .map((s) => s.get)
         .sort(),
     );
-    for (const [name, seed] of Object.entries(SEED)) {
+    for (const [name, seed] of Object.entries(SERVED)) {
       const item = paths[seed.get] as Record<string, JsonObject>;
       assert.deepEqual(Object.keys(item), ["get"], seed.get);
       const operation = item.get as JsonObject;
@@ -178,7 +190,12 @@ describe("the OpenAPI document describes the same operations", () => {
         [...seed.query, ...(ADDED[name] ?? [])],
       );
       const statuses = Object.keys(operation.responses as JsonObject);
-      const notFound = name === "GetNftDetails" || name === "GetNftRawMetadata";
+      const notFound = [
+        "GetNftDetails",
+        "GetNftRawMetadata",
+        "GetCollectionMetadata",
+        "GetCollectionTotals",
+      ].includes(name);
       assert.deepEqual(statuses, ["200", "400", "401", ...(notFound ? ["404"] : []), "429", "500", "503"]);
     }
     assert.deepEqual(document.security, [{ ApiKey: [] }]);

@@ -2,9 +2,11 @@
 // @generated from file mintlens/v1beta2/collections.proto (package mintlens.v1beta2, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import { file_google_api_annotations } from "../../google/api/annotations_pb.ts";
+import type { ContractType } from "./contract_type_pb.ts";
+import { file_mintlens_v1beta2_contract_type } from "./contract_type_pb.ts";
 import type { Duration, GroupByPeriod, Metric, SortDirection } from "./enums_pb.ts";
 import { file_mintlens_v1beta2_enums } from "./enums_pb.ts";
 import type { Message } from "@bufbuild/protobuf";
@@ -13,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file mintlens/v1beta2/collections.proto.
  */
 export const file_mintlens_v1beta2_collections: GenFile = /*@__PURE__*/
-  fileDesc("CiJtaW50bGVucy92MWJldGEyL2NvbGxlY3Rpb25zLnByb3RvEhBtaW50bGVucy52MWJldGEyIpYCChhHZXRUb3BDb2xsZWN0aW9uc1JlcXVlc3QSKAoGbWV0cmljGAEgASgOMhgubWludGxlbnMudjFiZXRhMi5NZXRyaWMSLAoIZHVyYXRpb24YAiABKA4yGi5taW50bGVucy52MWJldGEyLkR1cmF0aW9uEhIKBWxpbWl0GAMgASgNSACIAQESEwoGb2Zmc2V0GAQgASgNSAGIAQESFwoKcGFnZV90b2tlbhgFIAEoCUgCiAEBEiIKFWluY2x1ZGVfZmxhZ2dlZF9zYWxlcxgGIAEoCEgDiAEBQggKBl9saW1pdEIJCgdfb2Zmc2V0Qg0KC19wYWdlX3Rva2VuQhgKFl9pbmNsdWRlX2ZsYWdnZWRfc2FsZXMiagoZR2V0VG9wQ29sbGVjdGlvbnNSZXNwb25zZRI0Cgtjb2xsZWN0aW9ucxgBIAMoCzIfLm1pbnRsZW5zLnYxYmV0YTIuVG9wQ29sbGVjdGlvbhIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkigAMKDVRvcENvbGxlY3Rpb24SGAoQY29udHJhY3RfYWRkcmVzcxgBIAEoCRIVCg1jb250cmFjdF9uYW1lGAIgASgJEhkKDHNhbGVzX3ZvbHVtZRgDIAEoCUgAiAEBEhgKC3NhbGVzX2NvdW50GAQgASgESAGIAQESFgoJbWF4X3ByaWNlGAUgASgJSAKIAQESFgoJYXZnX3ByaWNlGAYgASgJSAOIAQESMwoKY29sbGVjdGlvbhgHIAEoCzIfLm1pbnRsZW5zLnYxYmV0YTIuQ29sbGVjdGlvblJlZhIUCgxtZXRyaWNfdmFsdWUYCCABKAkSGwoTZmxhZ2dlZF9zYWxlc19jb3VudBgJIAEoBBIWCg5mbGFnZ2VkX3ZvbHVtZRgKIAEoCRIcChR1bnByaWNlZF9zYWxlc19jb3VudBgLIAEoBEIPCg1fc2FsZXNfdm9sdW1lQg4KDF9zYWxlc19jb3VudEIMCgpfbWF4X3ByaWNlQgwKCl9hdmdfcHJpY2UiNwoNQ29sbGVjdGlvblJlZhIYChBjb250cmFjdF9hZGRyZXNzGAEgASgJEgwKBG5hbWUYAiABKAki7gEKG0xpc3RDb2xsZWN0aW9uT3duZXJzUmVxdWVzdBIYChBjb250cmFjdF9hZGRyZXNzGAEgASgJEhIKBWxpbWl0GAIgASgNSACIAQESEwoGb2Zmc2V0GAMgASgNSAGIAQESPAoOc29ydF9kaXJlY3Rpb24YBCABKA4yHy5taW50bGVucy52MWJldGEyLlNvcnREaXJlY3Rpb25IAogBARIXCgpwYWdlX3Rva2VuGAUgASgJSAOIAQFCCAoGX2xpbWl0QgkKB19vZmZzZXRCEQoPX3NvcnRfZGlyZWN0aW9uQg0KC19wYWdlX3Rva2VuIl8KHExpc3RDb2xsZWN0aW9uT3duZXJzUmVzcG9uc2USJgoFb3duZXIYASADKAsyFy5taW50bGVucy52MWJldGEyLk93bmVyEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSItCgVPd25lchIPCgdhZGRyZXNzGAEgASgJEhMKC293bmVkX2NvdW50GAIgASgEIsABChBHZXRTdXBwbHlSZXF1ZXN0EhgKEGNvbnRyYWN0X2FkZHJlc3MYASABKAkSLAoIZHVyYXRpb24YAiABKA4yGi5taW50bGVucy52MWJldGEyLkR1cmF0aW9uEjgKD2dyb3VwX2J5X3BlcmlvZBgDIAEoDjIfLm1pbnRsZW5zLnYxYmV0YTIuR3JvdXBCeVBlcmlvZBIZCgx0aW1lc3RhbXBfbHQYBCABKAlIAIgBAUIPCg1fdGltZXN0YW1wX2x0IksKEUdldFN1cHBseVJlc3BvbnNlEjYKC2RhdGFfcG9pbnRzGAEgAygLMiEubWludGxlbnMudjFiZXRhMi5TdXBwbHlEYXRhUG9pbnQicAoPU3VwcGx5RGF0YVBvaW50EhEKCXRpbWVzdGFtcBgBIAEoCRIOCgZtaW50ZWQYAiABKAQSDgoGYnVybmVkGAMgASgEEhQKDHRvdGFsX21pbnRlZBgEIAEoBBIUCgx0b3RhbF9idXJuZWQYBSABKAQixQEKFUdldE93bmVyc0NvdW50UmVxdWVzdBIYChBjb250cmFjdF9hZGRyZXNzGAEgASgJEiwKCGR1cmF0aW9uGAIgASgOMhoubWludGxlbnMudjFiZXRhMi5EdXJhdGlvbhI4Cg9ncm91cF9ieV9wZXJpb2QYAyABKA4yHy5taW50bGVucy52MWJldGEyLkdyb3VwQnlQZXJpb2QSGQoMdGltZXN0YW1wX2x0GAQgASgJSACIAQFCDwoNX3RpbWVzdGFtcF9sdCJVChZHZXRPd25lcnNDb3VudFJlc3BvbnNlEjsKC2RhdGFfcG9pbnRzGAEgAygLMiYubWludGxlbnMudjFiZXRhMi5Pd25lcnNDb3VudERhdGFQb2ludCI4ChRPd25lcnNDb3VudERhdGFQb2ludBIRCgl0aW1lc3RhbXAYASABKAkSDQoFY291bnQYAiABKAQi/gEKEEdldFByaWNlc1JlcXVlc3QSGAoQY29udHJhY3RfYWRkcmVzcxgBIAEoCRIsCghkdXJhdGlvbhgCIAEoDjIaLm1pbnRsZW5zLnYxYmV0YTIuRHVyYXRpb24SOAoPZ3JvdXBfYnlfcGVyaW9kGAMgASgOMh8ubWludGxlbnMudjFiZXRhMi5Hcm91cEJ5UGVyaW9kEhkKDHRpbWVzdGFtcF9sdBgEIAEoCUgAiAEBEiIKFWluY2x1ZGVfZmxhZ2dlZF9zYWxlcxgFIAEoCEgBiAEBQg8KDV90aW1lc3RhbXBfbHRCGAoWX2luY2x1ZGVfZmxhZ2dlZF9zYWxlcyJKChFHZXRQcmljZXNSZXNwb25zZRI1CgtkYXRhX3BvaW50cxgBIAMoCzIgLm1pbnRsZW5zLnYxYmV0YTIuUHJpY2VEYXRhUG9pbnQihQEKDlByaWNlRGF0YVBvaW50EhEKCXRpbWVzdGFtcBgBIAEoCRILCgNtaW4YAiABKAkSCwoDbWF4GAMgASgJEgsKA2F2ZxgEIAEoCRIbChNmbGFnZ2VkX3NhbGVzX2NvdW50GAUgASgEEhwKFHVucHJpY2VkX3NhbGVzX2NvdW50GAYgASgEIoMCChVHZXRTYWxlc1ZvbHVtZVJlcXVlc3QSGAoQY29udHJhY3RfYWRkcmVzcxgBIAEoCRIsCghkdXJhdGlvbhgCIAEoDjIaLm1pbnRsZW5zLnYxYmV0YTIuRHVyYXRpb24SOAoPZ3JvdXBfYnlfcGVyaW9kGAMgASgOMh8ubWludGxlbnMudjFiZXRhMi5Hcm91cEJ5UGVyaW9kEhkKDHRpbWVzdGFtcF9sdBgEIAEoCUgAiAEBEiIKFWluY2x1ZGVfZmxhZ2dlZF9zYWxlcxgFIAEoCEgBiAEBQg8KDV90aW1lc3RhbXBfbHRCGAoWX2luY2x1ZGVfZmxhZ2dlZF9zYWxlcyJVChZHZXRTYWxlc1ZvbHVtZVJlc3BvbnNlEjsKC2RhdGFfcG9pbnRzGAEgAygLMiYubWludGxlbnMudjFiZXRhMi5TYWxlc1ZvbHVtZURhdGFQb2ludCKYAQoUU2FsZXNWb2x1bWVEYXRhUG9pbnQSEQoJdGltZXN0YW1wGAEgASgJEhAKCHF1YW50aXR5GAIgASgEEg4KBnZvbHVtZRgDIAEoCRIYChBmbGFnZ2VkX3F1YW50aXR5GAQgASgEEhYKDmZsYWdnZWRfdm9sdW1lGAUgASgJEhkKEXVucHJpY2VkX3F1YW50aXR5GAYgASgEMsgIChJDb2xsZWN0aW9uc1NlcnZpY2USogEKEUdldFRvcENvbGxlY3Rpb25zEioubWludGxlbnMudjFiZXRhMi5HZXRUb3BDb2xsZWN0aW9uc1JlcXVlc3QaKy5taW50bGVucy52MWJldGEyLkdldFRvcENvbGxlY3Rpb25zUmVzcG9uc2UiNILT5JMCLhIsL2NvbGxlY3Rpb25zL3YxYmV0YTIvdG9wL3ttZXRyaWN9L3tkdXJhdGlvbn0SsgEKFExpc3RDb2xsZWN0aW9uT3duZXJzEi0ubWludGxlbnMudjFiZXRhMi5MaXN0Q29sbGVjdGlvbk93bmVyc1JlcXVlc3QaLi5taW50bGVucy52MWJldGEyLkxpc3RDb2xsZWN0aW9uT3duZXJzUmVzcG9uc2UiO4LT5JMCNRIzL2NvbGxlY3Rpb25zL3YxYmV0YTIve2NvbnRyYWN0X2FkZHJlc3N9L293bmVyc19saXN0EqkBCglHZXRTdXBwbHkSIi5taW50bGVucy52MWJldGEyLkdldFN1cHBseVJlcXVlc3QaIy5taW50bGVucy52MWJldGEyLkdldFN1cHBseVJlc3BvbnNlIlOC0+STAk0SSy9jb2xsZWN0aW9ucy92MWJldGEyL3tjb250cmFjdF9hZGRyZXNzfS9zdXBwbHkve2R1cmF0aW9ufS97Z3JvdXBfYnlfcGVyaW9kfRK+AQoOR2V0T3duZXJzQ291bnQSJy5taW50bGVucy52MWJldGEyLkdldE93bmVyc0NvdW50UmVxdWVzdBooLm1pbnRsZW5zLnYxYmV0YTIuR2V0T3duZXJzQ291bnRSZXNwb25zZSJZgtPkkwJTElEvY29sbGVjdGlvbnMvdjFiZXRhMi97Y29udHJhY3RfYWRkcmVzc30vb3duZXJzX2NvdW50L3tkdXJhdGlvbn0ve2dyb3VwX2J5X3BlcmlvZH0SqQEKCUdldFByaWNlcxIiLm1pbnRsZW5zLnYxYmV0YTIuR2V0UHJpY2VzUmVxdWVzdBojLm1pbnRsZW5zLnYxYmV0YTIuR2V0UHJpY2VzUmVzcG9uc2UiU4LT5JMCTRJLL2NvbGxlY3Rpb25zL3YxYmV0YTIve2NvbnRyYWN0X2FkZHJlc3N9L3ByaWNlcy97ZHVyYXRpb259L3tncm91cF9ieV9wZXJpb2R9Er4BCg5HZXRTYWxlc1ZvbHVtZRInLm1pbnRsZW5zLnYxYmV0YTIuR2V0U2FsZXNWb2x1bWVSZXF1ZXN0GigubWludGxlbnMudjFiZXRhMi5HZXRTYWxlc1ZvbHVtZVJlc3BvbnNlIlmC0+STAlMSUS9jb2xsZWN0aW9ucy92MWJldGEyL3tjb250cmFjdF9hZGRyZXNzfS9zYWxlc192b2x1bWUve2R1cmF0aW9ufS97Z3JvdXBfYnlfcGVyaW9kfWIGcHJvdG8z", [file_google_api_annotations, file_mintlens_v1beta2_enums]);
+  fileDesc("CiJtaW50bGVucy92MWJldGEyL2NvbGxlY3Rpb25zLnByb3RvEhBtaW50bGVucy52MWJldGEyIpYCChhHZXRUb3BDb2xsZWN0aW9uc1JlcXVlc3QSKAoGbWV0cmljGAEgASgOMhgubWludGxlbnMudjFiZXRhMi5NZXRyaWMSLAoIZHVyYXRpb24YAiABKA4yGi5taW50bGVucy52MWJldGEyLkR1cmF0aW9uEhIKBWxpbWl0GAMgASgNSACIAQESEwoGb2Zmc2V0GAQgASgNSAGIAQESFwoKcGFnZV90b2tlbhgFIAEoCUgCiAEBEiIKFWluY2x1ZGVfZmxhZ2dlZF9zYWxlcxgGIAEoCEgDiAEBQggKBl9saW1pdEIJCgdfb2Zmc2V0Qg0KC19wYWdlX3Rva2VuQhgKFl9pbmNsdWRlX2ZsYWdnZWRfc2FsZXMiagoZR2V0VG9wQ29sbGVjdGlvbnNSZXNwb25zZRI0Cgtjb2xsZWN0aW9ucxgBIAMoCzIfLm1pbnRsZW5zLnYxYmV0YTIuVG9wQ29sbGVjdGlvbhIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkigAMKDVRvcENvbGxlY3Rpb24SGAoQY29udHJhY3RfYWRkcmVzcxgBIAEoCRIVCg1jb250cmFjdF9uYW1lGAIgASgJEhkKDHNhbGVzX3ZvbHVtZRgDIAEoCUgAiAEBEhgKC3NhbGVzX2NvdW50GAQgASgESAGIAQESFgoJbWF4X3ByaWNlGAUgASgJSAKIAQESFgoJYXZnX3ByaWNlGAYgASgJSAOIAQESMwoKY29sbGVjdGlvbhgHIAEoCzIfLm1pbnRsZW5zLnYxYmV0YTIuQ29sbGVjdGlvblJlZhIUCgxtZXRyaWNfdmFsdWUYCCABKAkSGwoTZmxhZ2dlZF9zYWxlc19jb3VudBgJIAEoBBIWCg5mbGFnZ2VkX3ZvbHVtZRgKIAEoCRIcChR1bnByaWNlZF9zYWxlc19jb3VudBgLIAEoBEIPCg1fc2FsZXNfdm9sdW1lQg4KDF9zYWxlc19jb3VudEIMCgpfbWF4X3ByaWNlQgwKCl9hdmdfcHJpY2UiNwoNQ29sbGVjdGlvblJlZhIYChBjb250cmFjdF9hZGRyZXNzGAEgASgJEgwKBG5hbWUYAiABKAki7gEKG0xpc3RDb2xsZWN0aW9uT3duZXJzUmVxdWVzdBIYChBjb250cmFjdF9hZGRyZXNzGAEgASgJEhIKBWxpbWl0GAIgASgNSACIAQESEwoGb2Zmc2V0GAMgASgNSAGIAQESPAoOc29ydF9kaXJlY3Rpb24YBCABKA4yHy5taW50bGVucy52MWJldGEyLlNvcnREaXJlY3Rpb25IAogBARIXCgpwYWdlX3Rva2VuGAUgASgJSAOIAQFCCAoGX2xpbWl0QgkKB19vZmZzZXRCEQoPX3NvcnRfZGlyZWN0aW9uQg0KC19wYWdlX3Rva2VuIl8KHExpc3RDb2xsZWN0aW9uT3duZXJzUmVzcG9uc2USJgoFb3duZXIYASADKAsyFy5taW50bGVucy52MWJldGEyLk93bmVyEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSItCgVPd25lchIPCgdhZGRyZXNzGAEgASgJEhMKC293bmVkX2NvdW50GAIgASgEIsABChBHZXRTdXBwbHlSZXF1ZXN0EhgKEGNvbnRyYWN0X2FkZHJlc3MYASABKAkSLAoIZHVyYXRpb24YAiABKA4yGi5taW50bGVucy52MWJldGEyLkR1cmF0aW9uEjgKD2dyb3VwX2J5X3BlcmlvZBgDIAEoDjIfLm1pbnRsZW5zLnYxYmV0YTIuR3JvdXBCeVBlcmlvZBIZCgx0aW1lc3RhbXBfbHQYBCABKAlIAIgBAUIPCg1fdGltZXN0YW1wX2x0IksKEUdldFN1cHBseVJlc3BvbnNlEjYKC2RhdGFfcG9pbnRzGAEgAygLMiEubWludGxlbnMudjFiZXRhMi5TdXBwbHlEYXRhUG9pbnQicAoPU3VwcGx5RGF0YVBvaW50EhEKCXRpbWVzdGFtcBgBIAEoCRIOCgZtaW50ZWQYAiABKAQSDgoGYnVybmVkGAMgASgEEhQKDHRvdGFsX21pbnRlZBgEIAEoBBIUCgx0b3RhbF9idXJuZWQYBSABKAQixQEKFUdldE93bmVyc0NvdW50UmVxdWVzdBIYChBjb250cmFjdF9hZGRyZXNzGAEgASgJEiwKCGR1cmF0aW9uGAIgASgOMhoubWludGxlbnMudjFiZXRhMi5EdXJhdGlvbhI4Cg9ncm91cF9ieV9wZXJpb2QYAyABKA4yHy5taW50bGVucy52MWJldGEyLkdyb3VwQnlQZXJpb2QSGQoMdGltZXN0YW1wX2x0GAQgASgJSACIAQFCDwoNX3RpbWVzdGFtcF9sdCJVChZHZXRPd25lcnNDb3VudFJlc3BvbnNlEjsKC2RhdGFfcG9pbnRzGAEgAygLMiYubWludGxlbnMudjFiZXRhMi5Pd25lcnNDb3VudERhdGFQb2ludCI4ChRPd25lcnNDb3VudERhdGFQb2ludBIRCgl0aW1lc3RhbXAYASABKAkSDQoFY291bnQYAiABKAQi/gEKEEdldFByaWNlc1JlcXVlc3QSGAoQY29udHJhY3RfYWRkcmVzcxgBIAEoCRIsCghkdXJhdGlvbhgCIAEoDjIaLm1pbnRsZW5zLnYxYmV0YTIuRHVyYXRpb24SOAoPZ3JvdXBfYnlfcGVyaW9kGAMgASgOMh8ubWludGxlbnMudjFiZXRhMi5Hcm91cEJ5UGVyaW9kEhkKDHRpbWVzdGFtcF9sdBgEIAEoCUgAiAEBEiIKFWluY2x1ZGVfZmxhZ2dlZF9zYWxlcxgFIAEoCEgBiAEBQg8KDV90aW1lc3RhbXBfbHRCGAoWX2luY2x1ZGVfZmxhZ2dlZF9zYWxlcyJKChFHZXRQcmljZXNSZXNwb25zZRI1CgtkYXRhX3BvaW50cxgBIAMoCzIgLm1pbnRsZW5zLnYxYmV0YTIuUHJpY2VEYXRhUG9pbnQihQEKDlByaWNlRGF0YVBvaW50EhEKCXRpbWVzdGFtcBgBIAEoCRILCgNtaW4YAiABKAkSCwoDbWF4GAMgASgJEgsKA2F2ZxgEIAEoCRIbChNmbGFnZ2VkX3NhbGVzX2NvdW50GAUgASgEEhwKFHVucHJpY2VkX3NhbGVzX2NvdW50GAYgASgEIoMCChVHZXRTYWxlc1ZvbHVtZVJlcXVlc3QSGAoQY29udHJhY3RfYWRkcmVzcxgBIAEoCRIsCghkdXJhdGlvbhgCIAEoDjIaLm1pbnRsZW5zLnYxYmV0YTIuRHVyYXRpb24SOAoPZ3JvdXBfYnlfcGVyaW9kGAMgASgOMh8ubWludGxlbnMudjFiZXRhMi5Hcm91cEJ5UGVyaW9kEhkKDHRpbWVzdGFtcF9sdBgEIAEoCUgAiAEBEiIKFWluY2x1ZGVfZmxhZ2dlZF9zYWxlcxgFIAEoCEgBiAEBQg8KDV90aW1lc3RhbXBfbHRCGAoWX2luY2x1ZGVfZmxhZ2dlZF9zYWxlcyJVChZHZXRTYWxlc1ZvbHVtZVJlc3BvbnNlEjsKC2RhdGFfcG9pbnRzGAEgAygLMiYubWludGxlbnMudjFiZXRhMi5TYWxlc1ZvbHVtZURhdGFQb2ludCKYAQoUU2FsZXNWb2x1bWVEYXRhUG9pbnQSEQoJdGltZXN0YW1wGAEgASgJEhAKCHF1YW50aXR5GAIgASgEEg4KBnZvbHVtZRgDIAEoCRIYChBmbGFnZ2VkX3F1YW50aXR5GAQgASgEEhYKDmZsYWdnZWRfdm9sdW1lGAUgASgJEhkKEXVucHJpY2VkX3F1YW50aXR5GAYgASgEImYKHEdldENvbGxlY3Rpb25NZXRhZGF0YVJlcXVlc3QSGAoQY29udHJhY3RfYWRkcmVzcxgBIAEoCRIaCg1pbmNsdWRlX3N0YXRzGAIgASgISACIAQFCEAoOX2luY2x1ZGVfc3RhdHMi6gEKHUdldENvbGxlY3Rpb25NZXRhZGF0YVJlc3BvbnNlEgwKBG5hbWUYASABKAkSLQoFdHlwZXMYAiADKA4yHi5taW50bGVucy52MWJldGEyLkNvbnRyYWN0VHlwZRIUCgx0b2tlbnNfY291bnQYAyABKAQSFAoMb3duZXJzX2NvdW50GAQgASgEEhQKDHNhbGVzX3ZvbHVtZRgFIAEoCRI6CghtZXRhZGF0YRgGIAMoCzIoLm1pbnRsZW5zLnYxYmV0YTIuQ29sbGVjdGlvbk1ldGFkYXRhSXRlbRIOCgZzeW1ib2wYByABKAki0QIKFkNvbGxlY3Rpb25NZXRhZGF0YUl0ZW0SOwoEdHlwZRgBIAEoDjItLm1pbnRsZW5zLnYxYmV0YTIuQ29sbGVjdGlvbk1ldGFkYXRhSXRlbS5UeXBlEg0KBXZhbHVlGAIgASgJIuoBCgRUeXBlEhQKEFRZUEVfVU5TUEVDSUZJRUQQABISCg5UWVBFX0lNQUdFX1VSTBABEhsKF1RZUEVfT1JJR0lOQUxfSU1BR0VfVVJMEAISGQoVVFlQRV9CQU5ORVJfSU1BR0VfVVJMEAMSIgoeVFlQRV9PUklHSU5BTF9CQU5ORVJfSU1BR0VfVVJMEAQSFAoQVFlQRV9ERVNDUklQVElPThAFEhUKEVRZUEVfRVhURVJOQUxfVVJMEAYSFAoQVFlQRV9ESVNDT1JEX1VSTBAHEhkKFVRZUEVfVFdJVFRFUl9VU0VSTkFNRRAIIjYKGkdldENvbGxlY3Rpb25Ub3RhbHNSZXF1ZXN0EhgKEGNvbnRyYWN0X2FkZHJlc3MYASABKAkipAIKG0dldENvbGxlY3Rpb25Ub3RhbHNSZXNwb25zZRIUCgx0b2tlbnNfY291bnQYASABKAQSFAoMb3duZXJzX2NvdW50GAIgASgEEhQKDG1pbnRlZF9jb3VudBgDIAEoBBIUCgxidXJuZWRfY291bnQYBCABKAQSFwoPdHJhbnNmZXJzX2NvdW50GAUgASgEEhMKC3NhbGVzX2NvdW50GAYgASgEEhYKDnNhbGVzX3F1YW50aXR5GAcgASgEEhQKDHNhbGVzX3ZvbHVtZRgIIAEoCRIbChNmbGFnZ2VkX3NhbGVzX2NvdW50GAkgASgEEhYKDmZsYWdnZWRfdm9sdW1lGAogASgJEhwKFHVucHJpY2VkX3NhbGVzX2NvdW50GAsgASgEMqoLChJDb2xsZWN0aW9uc1NlcnZpY2USogEKEUdldFRvcENvbGxlY3Rpb25zEioubWludGxlbnMudjFiZXRhMi5HZXRUb3BDb2xsZWN0aW9uc1JlcXVlc3QaKy5taW50bGVucy52MWJldGEyLkdldFRvcENvbGxlY3Rpb25zUmVzcG9uc2UiNILT5JMCLhIsL2NvbGxlY3Rpb25zL3YxYmV0YTIvdG9wL3ttZXRyaWN9L3tkdXJhdGlvbn0SsgEKFExpc3RDb2xsZWN0aW9uT3duZXJzEi0ubWludGxlbnMudjFiZXRhMi5MaXN0Q29sbGVjdGlvbk93bmVyc1JlcXVlc3QaLi5taW50bGVucy52MWJldGEyLkxpc3RDb2xsZWN0aW9uT3duZXJzUmVzcG9uc2UiO4LT5JMCNRIzL2NvbGxlY3Rpb25zL3YxYmV0YTIve2NvbnRyYWN0X2FkZHJlc3N9L293bmVyc19saXN0EqkBCglHZXRTdXBwbHkSIi5taW50bGVucy52MWJldGEyLkdldFN1cHBseVJlcXVlc3QaIy5taW50bGVucy52MWJldGEyLkdldFN1cHBseVJlc3BvbnNlIlOC0+STAk0SSy9jb2xsZWN0aW9ucy92MWJldGEyL3tjb250cmFjdF9hZGRyZXNzfS9zdXBwbHkve2R1cmF0aW9ufS97Z3JvdXBfYnlfcGVyaW9kfRK+AQoOR2V0T3duZXJzQ291bnQSJy5taW50bGVucy52MWJldGEyLkdldE93bmVyc0NvdW50UmVxdWVzdBooLm1pbnRsZW5zLnYxYmV0YTIuR2V0T3duZXJzQ291bnRSZXNwb25zZSJZgtPkkwJTElEvY29sbGVjdGlvbnMvdjFiZXRhMi97Y29udHJhY3RfYWRkcmVzc30vb3duZXJzX2NvdW50L3tkdXJhdGlvbn0ve2dyb3VwX2J5X3BlcmlvZH0SqQEKCUdldFByaWNlcxIiLm1pbnRsZW5zLnYxYmV0YTIuR2V0UHJpY2VzUmVxdWVzdBojLm1pbnRsZW5zLnYxYmV0YTIuR2V0UHJpY2VzUmVzcG9uc2UiU4LT5JMCTRJLL2NvbGxlY3Rpb25zL3YxYmV0YTIve2NvbnRyYWN0X2FkZHJlc3N9L3ByaWNlcy97ZHVyYXRpb259L3tncm91cF9ieV9wZXJpb2R9Er4BCg5HZXRTYWxlc1ZvbHVtZRInLm1pbnRsZW5zLnYxYmV0YTIuR2V0U2FsZXNWb2x1bWVSZXF1ZXN0GigubWludGxlbnMudjFiZXRhMi5HZXRTYWxlc1ZvbHVtZVJlc3BvbnNlIlmC0+STAlMSUS9jb2xsZWN0aW9ucy92MWJldGEyL3tjb250cmFjdF9hZGRyZXNzfS9zYWxlc192b2x1bWUve2R1cmF0aW9ufS97Z3JvdXBfYnlfcGVyaW9kfRKyAQoVR2V0Q29sbGVjdGlvbk1ldGFkYXRhEi4ubWludGxlbnMudjFiZXRhMi5HZXRDb2xsZWN0aW9uTWV0YWRhdGFSZXF1ZXN0Gi8ubWludGxlbnMudjFiZXRhMi5HZXRDb2xsZWN0aW9uTWV0YWRhdGFSZXNwb25zZSI4gtPkkwIyEjAvY29sbGVjdGlvbnMvdjFiZXRhMi97Y29udHJhY3RfYWRkcmVzc30vbWV0YWRhdGESqgEKE0dldENvbGxlY3Rpb25Ub3RhbHMSLC5taW50bGVucy52MWJldGEyLkdldENvbGxlY3Rpb25Ub3RhbHNSZXF1ZXN0Gi0ubWludGxlbnMudjFiZXRhMi5HZXRDb2xsZWN0aW9uVG90YWxzUmVzcG9uc2UiNoLT5JMCMBIuL2NvbGxlY3Rpb25zL3YxYmV0YTIve2NvbnRyYWN0X2FkZHJlc3N9L3RvdGFsc2IGcHJvdG8z", [file_google_api_annotations, file_mintlens_v1beta2_contract_type, file_mintlens_v1beta2_enums]);
 
 /**
  * Which ranking, and which page of it.
@@ -793,7 +795,319 @@ export const SalesVolumeDataPointSchema: GenMessage<SalesVolumeDataPoint> = /*@_
   messageDesc(file_mintlens_v1beta2_collections, 18);
 
 /**
- * Collections: rankings, current holders, and time series of supply, holders, prices and sales.
+ * The collection whose metadata to return.
+ *
+ * @generated from message mintlens.v1beta2.GetCollectionMetadataRequest
+ */
+export type GetCollectionMetadataRequest = Message<"mintlens.v1beta2.GetCollectionMetadataRequest"> & {
+  /**
+   * Collection contract address, 0x-prefixed hex in any case.
+   *
+   * @generated from field: string contract_address = 1;
+   */
+  contractAddress: string;
+
+  /**
+   * Fill in `tokensCount`, `ownersCount` and `salesVolume`. Default false: they are "0", "0" and
+   * "", as the original service answered without it.
+   *
+   * @generated from field: optional bool include_stats = 2;
+   */
+  includeStats?: boolean | undefined;
+};
+
+/**
+ * Describes the message mintlens.v1beta2.GetCollectionMetadataRequest.
+ * Use `create(GetCollectionMetadataRequestSchema)` to create a new message.
+ */
+export const GetCollectionMetadataRequestSchema: GenMessage<GetCollectionMetadataRequest> = /*@__PURE__*/
+  messageDesc(file_mintlens_v1beta2_collections, 19);
+
+/**
+ * A collection's metadata, and its figures when asked for.
+ *
+ * @generated from message mintlens.v1beta2.GetCollectionMetadataResponse
+ */
+export type GetCollectionMetadataResponse = Message<"mintlens.v1beta2.GetCollectionMetadataResponse"> & {
+  /**
+   * Collection name as its contract reports it; empty when it reports none.
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * Every token standard the contract implements.
+   *
+   * @generated from field: repeated mintlens.v1beta2.ContractType types = 2;
+   */
+  types: ContractType[];
+
+  /**
+   * Units in existence now: minted less burnt (ERC-1155 units across all token ids). "0" without
+   * `includeStats`.
+   *
+   * @generated from field: uint64 tokens_count = 3;
+   */
+  tokensCount: bigint;
+
+  /**
+   * Accounts holding at least one unit now. "0" without `includeStats`.
+   *
+   * @generated from field: uint64 owners_count = 4;
+   */
+  ownersCount: bigint;
+
+  /**
+   * Total value of the collection's organic sales since its first indexed block, in the native
+   * coin. Empty without `includeStats`.
+   *
+   * @generated from field: string sales_volume = 5;
+   */
+  salesVolume: string;
+
+  /**
+   * Links and texts about the collection, each with its kind. Empty: collection-level documents
+   * are not fetched.
+   *
+   * @generated from field: repeated mintlens.v1beta2.CollectionMetadataItem metadata = 6;
+   */
+  metadata: CollectionMetadataItem[];
+
+  /**
+   * Collection symbol as its contract reports it; empty when it reports none.
+   *
+   * @generated from field: string symbol = 7;
+   */
+  symbol: string;
+};
+
+/**
+ * Describes the message mintlens.v1beta2.GetCollectionMetadataResponse.
+ * Use `create(GetCollectionMetadataResponseSchema)` to create a new message.
+ */
+export const GetCollectionMetadataResponseSchema: GenMessage<GetCollectionMetadataResponse> = /*@__PURE__*/
+  messageDesc(file_mintlens_v1beta2_collections, 20);
+
+/**
+ * A link or text about a collection.
+ *
+ * @generated from message mintlens.v1beta2.CollectionMetadataItem
+ */
+export type CollectionMetadataItem = Message<"mintlens.v1beta2.CollectionMetadataItem"> & {
+  /**
+   * The kind of item.
+   *
+   * @generated from field: mintlens.v1beta2.CollectionMetadataItem.Type type = 1;
+   */
+  type: CollectionMetadataItem_Type;
+
+  /**
+   * The link or text.
+   *
+   * @generated from field: string value = 2;
+   */
+  value: string;
+};
+
+/**
+ * Describes the message mintlens.v1beta2.CollectionMetadataItem.
+ * Use `create(CollectionMetadataItemSchema)` to create a new message.
+ */
+export const CollectionMetadataItemSchema: GenMessage<CollectionMetadataItem> = /*@__PURE__*/
+  messageDesc(file_mintlens_v1beta2_collections, 21);
+
+/**
+ * What a metadata item is. The values keep the original service's names.
+ *
+ * @generated from enum mintlens.v1beta2.CollectionMetadataItem.Type
+ */
+export enum CollectionMetadataItem_Type {
+  /**
+   * Unknown kind.
+   *
+   * @generated from enum value: TYPE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * The collection's image, from the service's own copy.
+   *
+   * @generated from enum value: TYPE_IMAGE_URL = 1;
+   */
+  IMAGE_URL = 1,
+
+  /**
+   * The collection's image, at its original location.
+   *
+   * @generated from enum value: TYPE_ORIGINAL_IMAGE_URL = 2;
+   */
+  ORIGINAL_IMAGE_URL = 2,
+
+  /**
+   * The collection's banner, from the service's own copy.
+   *
+   * @generated from enum value: TYPE_BANNER_IMAGE_URL = 3;
+   */
+  BANNER_IMAGE_URL = 3,
+
+  /**
+   * The collection's banner, at its original location.
+   *
+   * @generated from enum value: TYPE_ORIGINAL_BANNER_IMAGE_URL = 4;
+   */
+  ORIGINAL_BANNER_IMAGE_URL = 4,
+
+  /**
+   * The collection's description.
+   *
+   * @generated from enum value: TYPE_DESCRIPTION = 5;
+   */
+  DESCRIPTION = 5,
+
+  /**
+   * The collection's web site.
+   *
+   * @generated from enum value: TYPE_EXTERNAL_URL = 6;
+   */
+  EXTERNAL_URL = 6,
+
+  /**
+   * The collection's Discord invitation.
+   *
+   * @generated from enum value: TYPE_DISCORD_URL = 7;
+   */
+  DISCORD_URL = 7,
+
+  /**
+   * The collection's Twitter account name, without `@`.
+   *
+   * @generated from enum value: TYPE_TWITTER_USERNAME = 8;
+   */
+  TWITTER_USERNAME = 8,
+}
+
+/**
+ * Describes the enum mintlens.v1beta2.CollectionMetadataItem.Type.
+ */
+export const CollectionMetadataItem_TypeSchema: GenEnum<CollectionMetadataItem_Type> = /*@__PURE__*/
+  enumDesc(file_mintlens_v1beta2_collections, 21, 0);
+
+/**
+ * The collection whose totals to return.
+ *
+ * @generated from message mintlens.v1beta2.GetCollectionTotalsRequest
+ */
+export type GetCollectionTotalsRequest = Message<"mintlens.v1beta2.GetCollectionTotalsRequest"> & {
+  /**
+   * Collection contract address, 0x-prefixed hex in any case.
+   *
+   * @generated from field: string contract_address = 1;
+   */
+  contractAddress: string;
+};
+
+/**
+ * Describes the message mintlens.v1beta2.GetCollectionTotalsRequest.
+ * Use `create(GetCollectionTotalsRequestSchema)` to create a new message.
+ */
+export const GetCollectionTotalsRequestSchema: GenMessage<GetCollectionTotalsRequest> = /*@__PURE__*/
+  messageDesc(file_mintlens_v1beta2_collections, 22);
+
+/**
+ * A collection's totals since its first indexed block.
+ *
+ * @generated from message mintlens.v1beta2.GetCollectionTotalsResponse
+ */
+export type GetCollectionTotalsResponse = Message<"mintlens.v1beta2.GetCollectionTotalsResponse"> & {
+  /**
+   * Units in existence now: minted less burnt (ERC-1155 units across all token ids).
+   *
+   * @generated from field: uint64 tokens_count = 1;
+   */
+  tokensCount: bigint;
+
+  /**
+   * Accounts holding at least one unit now.
+   *
+   * @generated from field: uint64 owners_count = 2;
+   */
+  ownersCount: bigint;
+
+  /**
+   * Units minted.
+   *
+   * @generated from field: uint64 minted_count = 3;
+   */
+  mintedCount: bigint;
+
+  /**
+   * Units burnt.
+   *
+   * @generated from field: uint64 burned_count = 4;
+   */
+  burnedCount: bigint;
+
+  /**
+   * NFT transfers, mints and burns included (each id of an ERC-1155 batch counts once).
+   *
+   * @generated from field: uint64 transfers_count = 5;
+   */
+  transfersCount: bigint;
+
+  /**
+   * Organic sales.
+   *
+   * @generated from field: uint64 sales_count = 6;
+   */
+  salesCount: bigint;
+
+  /**
+   * NFT units of the organic sales.
+   *
+   * @generated from field: uint64 sales_quantity = 7;
+   */
+  salesQuantity: bigint;
+
+  /**
+   * Total value of the organic sales, in the native coin.
+   *
+   * @generated from field: string sales_volume = 8;
+   */
+  salesVolume: string;
+
+  /**
+   * Flagged sales (wash rules, rate outliers): in none of the figures above.
+   *
+   * @generated from field: uint64 flagged_sales_count = 9;
+   */
+  flaggedSalesCount: bigint;
+
+  /**
+   * Their total value, in the native coin.
+   *
+   * @generated from field: string flagged_volume = 10;
+   */
+  flaggedVolume: string;
+
+  /**
+   * Sales paid in a token without a known rate: in none of the figures above.
+   *
+   * @generated from field: uint64 unpriced_sales_count = 11;
+   */
+  unpricedSalesCount: bigint;
+};
+
+/**
+ * Describes the message mintlens.v1beta2.GetCollectionTotalsResponse.
+ * Use `create(GetCollectionTotalsResponseSchema)` to create a new message.
+ */
+export const GetCollectionTotalsResponseSchema: GenMessage<GetCollectionTotalsResponse> = /*@__PURE__*/
+  messageDesc(file_mintlens_v1beta2_collections, 23);
+
+/**
+ * Collections: rankings, a collection's metadata and totals, current holders, and time series of
+ * supply, holders, prices and sales.
  *
  * Time series have exactly duration / period points, ascending, each stamped with the start of
  * its bucket; buckets without activity are present with zero values. The window ends at
@@ -861,6 +1175,28 @@ export const CollectionsService: GenService<{
     methodKind: "unary";
     input: typeof GetSalesVolumeRequestSchema;
     output: typeof GetSalesVolumeResponseSchema;
+  },
+  /**
+   * A collection's name, types and links, and with `includeStats` its current supply, holders and
+   * all-time sales volume. A contract the indexer never saw is not found.
+   *
+   * @generated from rpc mintlens.v1beta2.CollectionsService.GetCollectionMetadata
+   */
+  getCollectionMetadata: {
+    methodKind: "unary";
+    input: typeof GetCollectionMetadataRequestSchema;
+    output: typeof GetCollectionMetadataResponseSchema;
+  },
+  /**
+   * A collection's all-time totals: supply, holders, transfers, sales and their volume. A contract
+   * the indexer never saw is not found.
+   *
+   * @generated from rpc mintlens.v1beta2.CollectionsService.GetCollectionTotals
+   */
+  getCollectionTotals: {
+    methodKind: "unary";
+    input: typeof GetCollectionTotalsRequestSchema;
+    output: typeof GetCollectionTotalsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_mintlens_v1beta2_collections, 0);
