@@ -11,11 +11,12 @@
  * In each, two keys send at once for `--duration` seconds after `--warmup`: the heavy one asks for
  * a year of hourly prices (8,760 points) with a different `timestampLt` every time, so the answer
  * cache never helps; the light one asks small questions (rankings, contract pages) that the cache
- * answers. It prints, per server, the heavy key's answers a second by status, the cores the API
+ * answers. Each key sends on a timer, evenly spread, with at most 10 (heavy) or 20 (light) requests
+ * unanswered at once, as a client with that many connections. It prints, per server, the heavy key's answers a second by status, the cores the API
  * process, PostgreSQL and the load generator used, and the light key's p50 and p99 latency; then
  * the API process's CPU under the old policy over the weighted one.
  *
- * Usage: npm run bench:cost [-- --sales 20000 --duration 20 --warmup 3 --heavy-rate 30
+ * Usage: npm run bench:cost [-- --sales 20000 --duration 20 --warmup 5 --heavy-rate 30
  *          --light-rate 20 --database-url <url> --seed mintlens --batch-rows 20000]
  */
 import { join } from "node:path";
@@ -34,7 +35,7 @@ const { values: args } = parseArgs({
   options: {
     sales: { type: "string", default: "20000" },
     duration: { type: "string", default: "20" },
-    warmup: { type: "string", default: "3" },
+    warmup: { type: "string", default: "5" },
     "heavy-rate": { type: "string", default: "30" },
     "light-rate": { type: "string", default: "20" },
     "database-url": { type: "string" },
@@ -54,9 +55,9 @@ const WARMUP = positive("warmup", args.warmup);
 const HEAVY_RATE = positive("heavy-rate", args["heavy-rate"]);
 const LIGHT_RATE = positive("light-rate", args["light-rate"]);
 const BATCH_ROWS = positive("batch-rows", args["batch-rows"]);
-/** Connections of each key: enough that the heavy key keeps its rate while answers are slow. */
+/** Requests each key may have unanswered at once: its connections. */
 const HEAVY_CONNECTIONS = 10;
-const LIGHT_CONNECTIONS = 4;
+const LIGHT_CONNECTIONS = 20;
 /** Collections the heavy key's series rotate over: the most traded. */
 const HEAVY_COLLECTIONS = 10;
 const HOUR = 3600;
@@ -168,6 +169,7 @@ async function main(): Promise<void> {
   const dayStart = Math.floor(now / DAY) * DAY;
   const heavyCount = requestsAtMost(HEAVY_RATE, WARMUP, DURATION);
   const heavyPaths = yearlyHourlyPrices(collections, dayStart, heavyCount + 1);
+  // Asked once before the load, so it is none of the loaded ones.
   const probePath = heavyPaths.pop() as string;
   const heavyKey = await createApiKey(url, "heavy");
   const lightKey = await createApiKey(url, "light");
@@ -192,25 +194,13 @@ async function main(): Promise<void> {
       );
     }
     say(
-      `heavy key: ${HEAVY_RATE} requests/s over ${HEAVY_CONNECTIONS} connections, ${heavyPaths.length} different series; ` +
-        `light key: ${LIGHT_RATE} requests/s over ${LIGHT_CONNECTIONS} connections, ${lightPaths.length} cached questions; ` +
+      `heavy key: ${HEAVY_RATE} requests/s, at most ${HEAVY_CONNECTIONS} unanswered, ${heavyPaths.length} different series; ` +
+        `light key: ${LIGHT_RATE} requests/s, at most ${LIGHT_CONNECTIONS} unanswered, ${lightPaths.length} cached questions; ` +
         `${WARMUP} s of warm-up, then ${DURATION} s measured`,
     );
     const clients: PacedClient[] = [
-      {
-        name: "heavy",
-        apiKey: heavyKey,
-        paths: heavyPaths,
-        rate: HEAVY_RATE,
-        connections: HEAVY_CONNECTIONS,
-      },
-      {
-        name: "light",
-        apiKey: lightKey,
-        paths: lightPaths,
-        rate: LIGHT_RATE,
-        connections: LIGHT_CONNECTIONS,
-      },
+      { apiKey: heavyKey, paths: heavyPaths, rate: HEAVY_RATE, inFlight: HEAVY_CONNECTIONS },
+      { apiKey: lightKey, paths: lightPaths, rate: LIGHT_RATE, inFlight: LIGHT_CONNECTIONS },
     ];
     const window = await measureWindow({
       url: api.url,

@@ -1,4 +1,4 @@
-/** The part of autocannon 9's programmatic API the benchmarks use (the package ships no types). */
+/** The part of autocannon 9's programmatic API the API and soak benchmarks use (the package ships no types). */
 declare module "autocannon" {
   import type { EventEmitter } from "node:events";
 
@@ -38,8 +38,6 @@ declare module "autocannon" {
         event: "response",
         listener: (client: unknown, statusCode: number, bytes: number, responseTimeMs: number) => void,
       ): this;
-      /** A request that got no answer: a connection error or a timeout. */
-      on(event: "reqError", listener: (error: Error) => void): this;
     }
   }
 

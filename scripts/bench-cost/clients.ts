@@ -1,32 +1,40 @@
 /**
- * Keys sending at once, each at its own fixed rate (autocannon's `overallRate`), and one window
- * measured out of the middle of their run: what each key got back, by status and bytes, with the
- * latency of every answer, and the CPU the API process, PostgreSQL and this process used meanwhile.
- * The warm-up before the window lets the answer cache fill and a limited key's bucket drain, so the
+ * Keys sending at once, each at its own steady rate, and one window measured out of the middle of
+ * their run: what each key got back, by status and bytes, with the latency of every answer, and
+ * the CPU the API process, PostgreSQL and this process used meanwhile. The warm-up before the
+ * window lets the answer cache fill and a limited key pay the debt of its first answers, so the
  * window sees the steady state.
+ *
+ * A key sends one request every 1/rate seconds whether or not earlier ones are answered, as a
+ * client on a timer does, up to `inFlight` unanswered at once (its connections); a request due
+ * while that many are out is not sent, and counted. The requests are spread evenly over each
+ * second rather than sent at the start of it (as autocannon's `overallRate` does): a burst of 20
+ * at once would be refused by a bucket of 10 points whatever the rate.
  */
-import autocannon from "autocannon";
+import { Agent, request } from "node:http";
 import { processCpu, processTreeCpu } from "../bench/process-cpu.ts";
 
 export interface PacedClient {
-  name: string;
   apiKey: string;
-  /** Sent in turn; a client that must never repeat a question needs more than it can send. */
+  /** Sent in turn; a client that must never repeat a question needs `requestsAtMost` of them. */
   paths: readonly string[];
-  /** Requests per second, over every connection. */
+  /** Requests per second. */
   rate: number;
-  connections: number;
+  /** Requests unanswered at once, at most: the client's connections. */
+  inFlight: number;
 }
 
 export interface ClientCounts {
   /** Answers by HTTP status. */
   statuses: Record<string, number>;
-  /** Bytes of the answers, headers included. */
+  /** Bytes of the answers' bodies. */
   bytes: number;
-  /** Milliseconds, of every answer. */
+  /** Milliseconds from sending to the last byte, of every answer. */
   latencies: number[];
   /** Requests that got no answer: connection errors and timeouts. */
   failed: number;
+  /** Requests due while `inFlight` were out, so not sent. */
+  skipped: number;
   /** Paths sent over the whole run, warm-up included. */
   sent: number;
 }
@@ -39,14 +47,17 @@ export interface Window {
   apiCpu: number;
   /** Undefined for a PostgreSQL server that is not the embedded one. */
   postgresCpu: number | undefined;
-  /** This process: autocannon reading every answer. */
+  /** This process, which sends the requests and reads every answer. */
   loadCpu: number;
 }
 
-/** Seconds a client may run past the window before it is stopped anyway. */
-const SLACK_SECONDS = 5;
-/** Seconds to wait for an answer. */
-const TIMEOUT_SECONDS = 10;
+/** Milliseconds to wait for an answer. */
+const TIMEOUT_MS = 10_000;
+
+/** The most requests a client at `rate` sends in a run of `warmup` + `duration` seconds. */
+export function requestsAtMost(rate: number, warmup: number, duration: number): number {
+  return Math.ceil(rate * (warmup + duration)) + 1;
+}
 
 export async function measureWindow(options: {
   url: string;
@@ -57,41 +68,75 @@ export async function measureWindow(options: {
   postgresPid: number | undefined;
 }): Promise<Window> {
   const { warmup, duration, postgresPid } = options;
+  const target = new URL(options.url);
+  const started = performance.now();
+  const end = started + (warmup + duration) * 1000;
   let measuring = false;
-  const counts = options.clients.map(
-    (): ClientCounts => ({ statuses: {}, bytes: 0, latencies: [], failed: 0, sent: 0 }),
-  );
-  const instances = options.clients.map((client, i) => {
-    const count = counts[i] as ClientCounts;
-    const instance = autocannon({
-      url: options.url,
-      connections: client.connections,
-      overallRate: client.rate,
-      duration: warmup + duration + SLACK_SECONDS,
-      timeout: TIMEOUT_SECONDS,
-      headers: { "x-api-key": client.apiKey },
-      requests: [
+  const agents: Agent[] = [];
+
+  const runs = options.clients.map((client) => {
+    const counts: ClientCounts = { statuses: {}, bytes: 0, latencies: [], failed: 0, skipped: 0, sent: 0 };
+    const agent = new Agent({ keepAlive: true, maxSockets: client.inFlight });
+    agents.push(agent);
+    let out = 0;
+    const send = () => {
+      if (out >= client.inFlight) {
+        if (measuring) counts.skipped++;
+        return;
+      }
+      out++;
+      const path = client.paths[counts.sent++ % client.paths.length] as string;
+      const sentAt = performance.now();
+      let settled = false;
+      const settle = (status: number | undefined, bytes: number) => {
+        if (settled) return;
+        settled = true;
+        out--;
+        if (!measuring) return;
+        if (status === undefined) {
+          counts.failed++;
+          return;
+        }
+        counts.statuses[status] = (counts.statuses[status] ?? 0) + 1;
+        counts.bytes += bytes;
+        counts.latencies.push(performance.now() - sentAt);
+      };
+      const req = request(
         {
-          method: "GET",
-          setupRequest: (request) => {
-            request.path = client.paths[count.sent++ % client.paths.length] as string;
-            return request;
-          },
+          host: target.hostname,
+          port: target.port,
+          path,
+          agent,
+          headers: { "x-api-key": client.apiKey },
+          timeout: TIMEOUT_MS,
         },
-      ],
-    });
-    instance.on("response", (_client, status, bytes, ms) => {
-      if (!measuring) return;
-      count.statuses[status] = (count.statuses[status] ?? 0) + 1;
-      count.bytes += bytes;
-      count.latencies.push(ms);
-    });
-    instance.on("reqError", () => {
-      if (measuring) count.failed++;
-    });
-    return instance;
+        (response) => {
+          let bytes = 0;
+          response.on("data", (chunk: Buffer) => {
+            bytes += chunk.length;
+          });
+          response.on("end", () => settle(response.statusCode, bytes));
+          response.on("error", () => settle(undefined, 0));
+        },
+      );
+      req.on("timeout", () => req.destroy());
+      req.on("error", () => settle(undefined, 0));
+      req.end();
+    };
+    // The n-th request is due at started + n / rate: a late timer sends the ones it owes at once.
+    const interval = 1000 / client.rate;
+    const due = requestsAtMost(client.rate, warmup, duration);
+    const paced = (async () => {
+      for (let n = 0; n < due; n++) {
+        const at = started + n * interval;
+        if (at >= end) break;
+        const wait = at - performance.now();
+        if (wait > 0) await new Promise((done) => setTimeout(done, wait));
+        send();
+      }
+    })();
+    return { counts, paced };
   });
-  const finished = Promise.all(instances.map((instance) => Promise.resolve(instance)));
 
   const snapshot = () => ({
     at: performance.now(),
@@ -99,31 +144,27 @@ export async function measureWindow(options: {
     postgres: postgresPid === undefined ? 0 : processTreeCpu(postgresPid),
     load: process.cpuUsage(),
   });
-  const wait = (seconds: number) => new Promise((done) => setTimeout(done, seconds * 1000));
+  const until = (t: number) => new Promise((done) => setTimeout(done, Math.max(0, t - performance.now())));
   try {
-    await wait(warmup);
+    await until(started + warmup * 1000);
     const before = snapshot();
     measuring = true;
-    await wait(duration);
+    await until(end);
     measuring = false;
     const after = snapshot();
     const load = process.cpuUsage(before.load);
     return {
       seconds: (after.at - before.at) / 1000,
-      clients: counts,
+      clients: runs.map((r) => r.counts),
       apiCpu: after.api - before.api,
       postgresCpu: postgresPid === undefined ? undefined : after.postgres - before.postgres,
       loadCpu: (load.user + load.system) / 1e6,
     };
   } finally {
-    for (const instance of instances) instance.stop();
-    await finished;
+    await Promise.all(runs.map((r) => r.paced));
+    // Requests still out are not counted; closing their sockets ends them.
+    for (const agent of agents) agent.destroy();
   }
-}
-
-/** The most requests a client at `rate` sends in a run of `warmup` + `duration` seconds. */
-export function requestsAtMost(rate: number, warmup: number, duration: number): number {
-  return Math.ceil(rate * (warmup + duration + SLACK_SECONDS));
 }
 
 /** The `q` quantile of sorted `values`; NaN for none. */

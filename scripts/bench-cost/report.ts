@@ -14,12 +14,13 @@ const cores = (cpu: number | undefined, window: Window) =>
   cpu === undefined ? "-" : (cpu / window.seconds).toFixed(2);
 const ms = (x: number) => (Number.isFinite(x) ? x.toFixed(x < 10 ? 2 : 1) : "-");
 
-/** Answers other than `ok`, and requests without one, as `n×status`; "0" for none. */
+/** Answers other than `ok` as `n×status`, requests without one and requests not sent; "0" for none. */
 function others(counts: ClientCounts, ok: readonly string[]): string {
   const listed = Object.entries(counts.statuses)
     .filter(([status]) => !ok.includes(status))
     .map(([status, n]) => `${n}×${status}`);
   if (counts.failed > 0) listed.push(`${counts.failed} without answer`);
+  if (counts.skipped > 0) listed.push(`${counts.skipped} not sent (connections busy)`);
   return listed.length === 0 ? "0" : listed.join(", ");
 }
 
