@@ -37,8 +37,9 @@ export async function createApiKey(databaseUrl: string, user: string): Promise<s
 }
 
 /**
- * Starts `mintlens serve` without a rate limit on free ports and waits until its `/healthz`
- * answers 200. Its output goes to `logFile`, read back when it fails to start.
+ * Starts `mintlens serve` on free ports (without a rate limit unless `rateLimit` says otherwise)
+ * and waits until its `/healthz` answers 200. Its output goes to `logFile`, read back when it
+ * fails to start.
  */
 export async function startApi(options: {
   databaseUrl: string;
@@ -47,6 +48,8 @@ export async function startApi(options: {
   logFile: string;
   /** `--response-cache` in MiB; the server's default when unset. */
   responseCacheMb?: number;
+  /** `--rate-limit` in points per second per key; 0 (no limit) when unset. */
+  rateLimit?: number;
 }): Promise<ApiProcess> {
   const [rest, grpc, metrics] = await freePorts(3);
   const args = [
@@ -67,7 +70,7 @@ export async function startApi(options: {
     "--metrics-port",
     String(metrics),
     "--rate-limit",
-    "0",
+    String(options.rateLimit ?? 0),
     ...(options.responseCacheMb !== undefined ? ["--response-cache", String(options.responseCacheMb)] : []),
   ];
   const log = openSync(options.logFile, "a");
