@@ -100,7 +100,9 @@ export async function takeDueTokens(
              s.visit + 1
       FROM queued_contracts s WHERE s.contract IS NOT NULL AND s.visit < ${TAKE_WINDOW}),
     walked AS (
-      SELECT max(contract) AS last, count(contract)::int AS visited FROM queued_contracts),
+      -- The walk goes up the contracts: its last visit is the highest (bytea has no max() before PostgreSQL 16).
+      SELECT (SELECT contract FROM queued_contracts WHERE contract IS NOT NULL ORDER BY visit DESC LIMIT 1) AS last,
+             (SELECT count(contract)::int FROM queued_contracts) AS visited),
     limited AS (
       SELECT decode(u.c, 'hex') AS contract, u.r::int AS room, u.h::int AS held
       FROM ${bulkRows(sql, {
