@@ -31,6 +31,7 @@ import {
   CodeGeneratorResponse_Feature,
   CodeGeneratorResponseSchema,
   FileDescriptorSetSchema,
+  isWrapperDesc,
 } from "@bufbuild/protobuf/wkt";
 import { getComments } from "@bufbuild/protoplugin";
 
@@ -43,6 +44,7 @@ const NOT_FOUND_OPERATIONS = [
   "mintlens.v1beta2.FoundationalService.GetNftRawMetadata",
   "mintlens.v1beta2.CollectionsService.GetCollectionMetadata",
   "mintlens.v1beta2.CollectionsService.GetCollectionTotals",
+  "mintlens.v1beta2.MarketplacesService.GetFloorPrice",
 ];
 
 /** The error answers: the JSON form of google.rpc.Status, the gRPC code mapped to an HTTP status. */
@@ -168,7 +170,12 @@ class DocumentBuilder {
       case "enum":
         return this.enumRef(field.enum);
       case "message":
-        // A sub-object not set is written as null.
+        // A wrapper is its value (proto3 JSON), and null when not set, like a sub-object.
+        if (isWrapperDesc(field.message)) {
+          const value = field.message.fields[0];
+          if (value?.fieldKind !== "scalar") throw new Error(`${field.message.typeName} wraps no scalar`);
+          return { oneOf: [scalarSchema(value.scalar), { type: "null" }] };
+        }
         return { oneOf: [this.messageRef(field.message), { type: "null" }] };
       case "list":
         return {

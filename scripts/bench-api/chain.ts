@@ -580,6 +580,7 @@ function emptyBatch(): Omit<FetchedBatch, "from" | "to" | "requestedTo" | "heade
     native: [],
     markets: [],
     punkBids: [],
+    punkOffers: [],
     poolStates: [],
     metadataUpdates: [],
   };

@@ -80,6 +80,7 @@ function merge(group: readonly FetchedBatch[]): FetchedBatch {
     native: all((b) => b.native),
     markets: all((b) => b.markets),
     punkBids: all((b) => b.punkBids),
+    punkOffers: all((b) => b.punkOffers),
     poolStates: all((b) => b.poolStates),
     metadataUpdates: all((b) => b.metadataUpdates),
   };

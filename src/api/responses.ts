@@ -31,6 +31,10 @@ import {
   GetNftRawMetadataResponseSchema,
   type SaleSchema,
 } from "../gen/mintlens/v1beta2/foundational_pb.ts";
+import {
+  type GetFloorPriceResponse,
+  GetFloorPriceResponseSchema,
+} from "../gen/mintlens/v1beta2/marketplaces_pb.ts";
 import type { CollectionFacts } from "../store/read/collection.ts";
 import type { ContractListing } from "../store/read/contracts.ts";
 import type { RawDocument } from "../store/read/metadata.ts";
@@ -265,5 +269,18 @@ export function collectionTotalsMessage(facts: CollectionFacts): GetCollectionTo
     flaggedSalesCount: uint64(sales.flaggedSales),
     flaggedVolume: formatNative(sales.flaggedVolume),
     unpricedSalesCount: uint64(sales.unpricedSales),
+  });
+}
+
+/**
+ * A floor in the native coin, or every price null without one. The dollar price is null: the
+ * offer is valued at no rate (see docs/api.md).
+ */
+export function floorPriceMessage(lowestWei: bigint | undefined): GetFloorPriceResponse {
+  return create(GetFloorPriceResponseSchema, {
+    price: {
+      ...(lowestWei === undefined ? {} : { totalNative: formatNative(lowestWei) }),
+      fungibleAddress: "",
+    },
   });
 }

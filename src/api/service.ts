@@ -8,9 +8,11 @@ import { create, type DescMessage, type DescMethod, type MessageShape } from "@b
 import type { Address } from "../core/hex.ts";
 import { CollectionsService } from "../gen/mintlens/v1beta2/collections_pb.ts";
 import { FoundationalService } from "../gen/mintlens/v1beta2/foundational_pb.ts";
+import { MarketplacesService } from "../gen/mintlens/v1beta2/marketplaces_pb.ts";
 import type { Queryable } from "../store/pg/database.ts";
 import { collectionFacts } from "../store/read/collection.ts";
 import { listContracts } from "../store/read/contracts.ts";
+import { floorPrice } from "../store/read/floor.ts";
 import { rawMetadata } from "../store/read/metadata.ts";
 import { nftDetails } from "../store/read/nft.ts";
 import { listOwners } from "../store/read/owners.ts";
@@ -52,6 +54,7 @@ import {
   collectionMetadataMessage,
   collectionTotalsMessage,
   contractMessage,
+  floorPriceMessage,
   nftDetailsMessage,
   ownerMessage,
   ownersCountPoint,
@@ -94,7 +97,7 @@ interface Prepared {
 }
 
 /** Every method of the `.proto` services, each with its implementation. */
-export const API_SERVICES = [FoundationalService, CollectionsService] as const;
+export const API_SERVICES = [FoundationalService, CollectionsService, MarketplacesService] as const;
 
 const METRIC_OF: Readonly<Record<Metric, RankingMetric>> = {
   METRIC_SALES_VOLUME: "volume",
@@ -310,6 +313,18 @@ export function createApiService(options: ApiServiceOptions): Map<string, Operat
           const facts = await collectionFacts(sql, chainId, contract, { sales: true });
           if (facts === undefined) throw unknownCollection();
           return collectionTotalsMessage(facts);
+        },
+      };
+    },
+
+    getFloorPrice(fields) {
+      const contract = parseAddress(one(fields, "contract_address"));
+      return {
+        key: contract,
+        read: async () => {
+          const floor = await floorPrice(sql, chainId, contract);
+          if (floor === undefined) throw unknownCollection();
+          return floorPriceMessage(floor.lowestWei);
         },
       };
     },

@@ -1,7 +1,8 @@
 /**
  * A response message as the API's JSON: canonical proto3 JSON with every field emitted, and
  * `null` for a sub-message that is not set (protobuf's JSON leaves those out; clients of the API
- * expect the key). An optional (explicit-presence) scalar that is not set is left out.
+ * expect the key). A wrapper (`google.protobuf.StringValue`) is its value, or `null`: how a nullable
+ * scalar is written. An optional (explicit-presence) scalar that is not set is left out.
  *
  * `toWireJson` is the definition, on protobuf-es's reflective `toJson`. `wireJsonWriter` writes
  * the same text from a writer compiled once per message type, without reflection: what REST
@@ -15,7 +16,7 @@ import {
   ScalarType,
   toJson,
 } from "@bufbuild/protobuf";
-import { FeatureSet_FieldPresence } from "@bufbuild/protobuf/wkt";
+import { FeatureSet_FieldPresence, isWrapperDesc } from "@bufbuild/protobuf/wkt";
 
 export function toWireJson<Desc extends DescMessage>(schema: Desc, message: MessageShape<Desc>): JsonValue {
   const json = toJson(schema, message, { alwaysEmitImplicit: true });
@@ -82,6 +83,12 @@ function fieldWriter(field: DescField): Write {
       return enumWriter(field.enum.values);
     case "message": {
       const nested = field.message;
+      const wrapped = isWrapperDesc(nested) ? nested.fields[0] : undefined;
+      if (wrapped?.fieldKind === "scalar") {
+        // protobuf-es holds a wrapper field as its bare value.
+        const write = scalarWriter(wrapped.scalar);
+        return (v) => (v === undefined ? "null" : write(v));
+      }
       return (v) => (v === undefined ? "null" : writerOf(nested)(v as Record<string, unknown>));
     }
     case "list": {

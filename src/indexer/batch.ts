@@ -13,6 +13,7 @@ import type { PoolState } from "../rates/events.ts";
 import type { PunkBidEvent } from "../sales/markets.ts";
 import type { MarketEvent } from "../sales/types.ts";
 import type { SkippedLog } from "../store/tables/skipped-logs.ts";
+import type { PunkOfferEvent } from "./decode/punk-offers.ts";
 
 /** Where a contract was first seen, when its deployment was not observed. */
 export interface FirstSeen {
@@ -49,6 +50,8 @@ export interface FetchedBatch {
   markets: (MarketEvent & { txHash: Hex })[];
   /** CryptoPunks bids entered and withdrawn, in chain order. */
   punkBids: PunkBidEvent[];
+  /** CryptoPunks offers made and ended, in chain order (offers to one address end the public one). */
+  punkOffers: PunkOfferEvent[];
   /** Every change of the followed liquidity pools, in chain order. */
   poolStates: PoolState[];
   /** Tokens whose metadata an EIP-4906 event said changed. */

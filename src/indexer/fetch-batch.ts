@@ -18,6 +18,7 @@ import type { SkippedLog } from "../store/tables/skipped-logs.ts";
 import type { FetchedBatch, FirstSeen } from "./batch.ts";
 import { type DecodedLogs, decodeLogs } from "./decode/decode-logs.ts";
 import { decodeMetadataUpdate, METADATA_UPDATE_TOPICS } from "./decode/metadata-updates.ts";
+import { decodePunkOffer, PUNK_OFFER_TOPICS } from "./decode/punk-offers.ts";
 import { emittedShapes } from "./decode/shapes.ts";
 import { TRANSFER_TOPICS } from "./decode/topics.ts";
 import type { ContractRegistry } from "./registry.ts";
@@ -150,22 +151,34 @@ export async function fetchBatch(
   };
 }
 
-/** The topics asked of eth_getLogs: transfers, marketplace events, CryptoPunks bids and metadata updates. */
+/** The topics asked of eth_getLogs: transfers, marketplace events, CryptoPunks bids and offers, metadata updates. */
 export const LOG_TOPICS: readonly Hex[] = [
-  ...new Set([...TRANSFER_TOPICS, ...MARKET_TOPICS, ...PUNK_BID_TOPICS, ...METADATA_UPDATE_TOPICS]),
+  ...new Set([
+    ...TRANSFER_TOPICS,
+    ...MARKET_TOPICS,
+    ...PUNK_BID_TOPICS,
+    ...PUNK_OFFER_TOPICS,
+    ...METADATA_UPDATE_TOPICS,
+  ]),
 ];
 const TRANSFER_TOPIC_SET = new Set<Hex>(TRANSFER_TOPICS);
-const TRADE_TOPIC_SET = new Set<Hex>([...MARKET_TOPICS, ...PUNK_BID_TOPICS]);
+const TRADE_TOPIC_SET = new Set<Hex>([...MARKET_TOPICS, ...PUNK_BID_TOPICS, ...PUNK_OFFER_TOPICS]);
 const UPDATE_TOPIC_SET = new Set<Hex>(METADATA_UPDATE_TOPICS);
 
-/** Marketplace events of the transactions that moved NFTs, and every CryptoPunks bid event. */
+/** Marketplace events of the transactions that moved NFTs, and every CryptoPunks bid and offer event. */
 function tradeEvents(
   logs: readonly ChainLog[],
   nftTransactions: ReadonlySet<Hex>,
-): Pick<FetchedBatch, "markets" | "punkBids"> {
+): Pick<FetchedBatch, "markets" | "punkBids" | "punkOffers"> {
   const markets: FetchedBatch["markets"] = [];
   const punkBids: FetchedBatch["punkBids"] = [];
+  const punkOffers: FetchedBatch["punkOffers"] = [];
   for (const log of logs) {
+    const offer = decodePunkOffer(log);
+    if (offer) {
+      punkOffers.push(offer);
+      continue;
+    }
     const bid = decodePunkBid(log);
     if (bid) {
       punkBids.push(bid);
@@ -175,7 +188,7 @@ function tradeEvents(
     const event = decodeMarketEvent(log);
     if (event) markets.push({ ...event, txHash: log.transactionHash });
   }
-  return { markets, punkBids };
+  return { markets, punkBids, punkOffers };
 }
 
 /**

@@ -15,6 +15,7 @@ import { ownershipProjection } from "./projections/ownership.ts";
 import { createPoolStatesProjection } from "./projections/pool-states.ts";
 import type { AnyProjection } from "./projections/projection.ts";
 import { punkBidsProjection } from "./projections/punk-bids.ts";
+import { punkOffersProjection } from "./projections/punk-offers.ts";
 import { bucketsProjection, daysProjection, rankingsProjection } from "./projections/rollups.ts";
 import { createSalesProjection } from "./projections/sales.ts";
 import { tokensProjection } from "./projections/tokens.ts";
@@ -38,6 +39,7 @@ export function createProjections(config: ProjectionsConfig): readonly AnyProjec
     ownershipProjection,
     createPoolStatesProjection(config.rates),
     punkBidsProjection,
+    punkOffersProjection,
     createSalesProjection({
       ...(config.saleMemoryLimit !== undefined ? { memoryLimit: config.saleMemoryLimit } : {}),
       ...(config.readFlows ? { readFlows: config.readFlows } : {}),

@@ -81,6 +81,7 @@ function batchOf(from: number, to: number, nft: NftTransfer[]): FetchedBatch {
     native: [],
     markets: [],
     punkBids: [],
+    punkOffers: [],
     poolStates: [],
     metadataUpdates: [],
   };

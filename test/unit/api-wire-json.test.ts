@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { create, type DescField, type DescMessage, ScalarType } from "@bufbuild/protobuf";
-import { FeatureSet_FieldPresence } from "@bufbuild/protobuf/wkt";
+import { FeatureSet_FieldPresence, isWrapperDesc } from "@bufbuild/protobuf/wkt";
 import fc from "fast-check";
 import { API_SERVICES } from "../../src/api/service.ts";
 import { toWireJson, wireJsonWriter } from "../../src/api/wire-json.ts";
@@ -37,10 +37,14 @@ function field(f: DescField, depth: number): fc.Arbitrary<unknown> {
       return scalar(f.scalar);
     case "enum":
       return fc.constantFrom(...f.enum.values.map((v) => v.number));
-    case "message":
+    case "message": {
+      // A wrapper field holds its bare value.
+      const wrapped = isWrapperDesc(f.message) ? f.message.fields[0] : undefined;
+      if (wrapped?.fieldKind === "scalar") return fc.option(scalar(wrapped.scalar), { nil: undefined });
       return depth > 4
         ? fc.constant(undefined)
         : fc.option(message(f.message, depth + 1), { nil: undefined });
+    }
     case "list":
       return fc.array(
         f.listKind === "scalar"

@@ -13,13 +13,14 @@ import {
   GetNftDetailsResponseSchema,
   PaymentSchema,
 } from "../../src/gen/mintlens/v1beta2/foundational_pb.ts";
+import { MarketplacesService } from "../../src/gen/mintlens/v1beta2/marketplaces_pb.ts";
 
 /**
  * The generated API types against the specification: the REST paths of the services' http rules,
  * and the JSON the messages serialise to, compared with recorded answers of the original service.
  */
 
-const SERVICES = [FoundationalService, CollectionsService];
+const SERVICES = [FoundationalService, CollectionsService, MarketplacesService];
 
 /** The seed's nine operations: path template and the query parameters (JSON names) of each. */
 const SEED: Record<string, { get: string; query: string[] }> = {
@@ -62,6 +63,7 @@ const SEED: Record<string, { get: string; query: string[] }> = {
 const ORIGINAL: Record<string, { get: string; query: string[] }> = {
   GetCollectionMetadata: { get: "/collections/v1beta2/{contract_address}/metadata", query: ["includeStats"] },
   GetCollectionTotals: { get: "/collections/v1beta2/{contract_address}/totals", query: [] },
+  GetFloorPrice: { get: "/marketplaces/v1beta2/floors/{contract_address}", query: [] },
 };
 
 /** Every operation served: the seed's and the original service's others. */
@@ -195,6 +197,7 @@ describe("the OpenAPI document describes the same operations", () => {
         "GetNftRawMetadata",
         "GetCollectionMetadata",
         "GetCollectionTotals",
+        "GetFloorPrice",
       ].includes(name);
       assert.deepEqual(statuses, ["200", "400", "401", ...(notFound ? ["404"] : []), "429", "500", "503"]);
     }
