@@ -30,12 +30,14 @@ import {
   type GetNftRawMetadataResponse,
   GetNftRawMetadataResponseSchema,
   type SaleSchema,
+  type TokenOwnerSchema,
 } from "../gen/mintlens/v1beta2/foundational_pb.ts";
 import type { CollectionFacts } from "../store/read/collection.ts";
 import type { ContractListing } from "../store/read/contracts.ts";
 import type { RawDocument } from "../store/read/metadata.ts";
 import type { NftDetails, NftSale } from "../store/read/nft.ts";
 import type { SeriesPoint } from "../store/read/series.ts";
+import type { TokenOwner } from "../store/read/token-owners.ts";
 import type { Ranked } from "../store/read/top.ts";
 import {
   averageUnitPrice,
@@ -131,6 +133,10 @@ export function ownerMessage(owner: {
   units: bigint;
 }): MessageInitShape<typeof OwnerSchema> {
   return { address: owner.address, ownedCount: uint64(owner.units) };
+}
+
+export function tokenOwnerMessage(owner: TokenOwner): MessageInitShape<typeof TokenOwnerSchema> {
+  return { address: owner.address, quantity: uint64(owner.quantity) };
 }
 
 export function pricePoint(p: SeriesPoint): PriceDataPoint {

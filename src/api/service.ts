@@ -15,6 +15,7 @@ import { rawMetadata } from "../store/read/metadata.ts";
 import { nftDetails } from "../store/read/nft.ts";
 import { listOwners } from "../store/read/owners.ts";
 import { collectionSeries, type SeriesPoint } from "../store/read/series.ts";
+import { listTokenOwners } from "../store/read/token-owners.ts";
 import { type RankingMetric, topCollections } from "../store/read/top.ts";
 import type { DataVersion } from "./data-version.ts";
 import { NotFoundError } from "./errors.ts";
@@ -59,6 +60,7 @@ import {
   rawMetadataMessage,
   salesVolumePoint,
   supplyPoints,
+  tokenOwnerMessage,
   topCollectionMessage,
 } from "./responses.ts";
 
@@ -107,6 +109,8 @@ const METRIC_OF: Readonly<Record<Metric, RankingMetric>> = {
 const CONTRACT_TOKENS = pageTokens(nullable(microsPart), addressPart);
 /** Page tokens of a collection's holders: units held and address. */
 const OWNER_TOKENS = pageTokens(naturalPart, addressPart);
+/** Page tokens of a token's holders: the address. */
+const TOKEN_OWNER_TOKENS = pageTokens(addressPart);
 /** Page tokens of a ranking: the value it orders by (a decimal for the average price) and the address. */
 const RANKING_TOKENS = pageTokens(decimalPart, addressPart);
 
@@ -222,6 +226,34 @@ export function createApiService(options: ApiServiceOptions): Map<string, Operat
           const found = await rawMetadata(sql, chainId, contract, tokenId);
           if (found === undefined) throw notMinted();
           return rawMetadataMessage(found.document);
+        },
+      };
+    },
+
+    listTokenOwners(fields) {
+      const [contract, tokenId] = token(fields);
+      const limit = parseLimit(one(fields, "limit"), "owners");
+      const offset = parseOffset(one(fields, "offset"));
+      const pageToken = parsePageToken(one(fields, "page_token"));
+      checkPaging(offset, pageToken);
+      const list = queryFingerprint("ListTokenOwners", { chainId, contract, tokenId });
+      const from = pageToken === undefined ? undefined : TOKEN_OWNER_TOKENS.read(pageToken, list);
+      return {
+        key: `${contract}|${tokenId}|${limit}|${offset}|${pageToken ?? ""}`,
+        read: async () => {
+          // One row more than asked says whether a next page exists.
+          const rows = await listTokenOwners(sql, chainId, contract, tokenId, {
+            limit: limit + 1,
+            offset,
+            after: from?.[0],
+          });
+          if (rows === undefined) throw notMinted();
+          const page = rows.slice(0, limit);
+          const last = page[page.length - 1];
+          return create(FoundationalService.method.listTokenOwners.output, {
+            owners: page.map(tokenOwnerMessage),
+            nextPageToken: rows.length > limit && last ? TOKEN_OWNER_TOKENS.write(list, [last.address]) : "",
+          });
         },
       };
     },

@@ -62,6 +62,10 @@ const SEED: Record<string, { get: string; query: string[] }> = {
 const ORIGINAL: Record<string, { get: string; query: string[] }> = {
   GetCollectionMetadata: { get: "/collections/v1beta2/{contract_address}/metadata", query: ["includeStats"] },
   GetCollectionTotals: { get: "/collections/v1beta2/{contract_address}/totals", query: [] },
+  ListTokenOwners: {
+    get: "/foundational/v1beta2/nfts/{contract_address}/{token_id}/owners",
+    query: ["limit", "offset"],
+  },
 };
 
 /** Every operation served: the seed's and the original service's others. */
@@ -71,6 +75,7 @@ const SERVED = { ...SEED, ...ORIGINAL };
 const ADDED: Record<string, string[]> = {
   ListContracts: ["pageToken"],
   ListCollectionOwners: ["pageToken"],
+  ListTokenOwners: ["pageToken"],
   GetTopCollections: ["pageToken", "includeFlaggedSales"],
   GetPrices: ["includeFlaggedSales"],
   GetSalesVolume: ["includeFlaggedSales"],
@@ -195,6 +200,7 @@ describe("the OpenAPI document describes the same operations", () => {
         "GetNftRawMetadata",
         "GetCollectionMetadata",
         "GetCollectionTotals",
+        "ListTokenOwners",
       ].includes(name);
       assert.deepEqual(statuses, ["200", "400", "401", ...(notFound ? ["404"] : []), "429", "500", "503"]);
     }
