@@ -8,6 +8,7 @@ import { create, type DescMessage, type DescMethod, type MessageShape } from "@b
 import type { Address } from "../core/hex.ts";
 import { CollectionsService } from "../gen/mintlens/v1beta2/collections_pb.ts";
 import { FoundationalService } from "../gen/mintlens/v1beta2/foundational_pb.ts";
+import { WalletsService } from "../gen/mintlens/v1beta2/wallets_pb.ts";
 import type { Queryable } from "../store/pg/database.ts";
 import { collectionFacts } from "../store/read/collection.ts";
 import { listContracts } from "../store/read/contracts.ts";
@@ -17,6 +18,7 @@ import { listOwners } from "../store/read/owners.ts";
 import { collectionSeries, type SeriesPoint } from "../store/read/series.ts";
 import { listTokenOwners } from "../store/read/token-owners.ts";
 import { type RankingMetric, topCollections } from "../store/read/top.ts";
+import { listWalletNfts } from "../store/read/wallet-nfts.ts";
 import type { DataVersion } from "./data-version.ts";
 import { NotFoundError } from "./errors.ts";
 import { seriesGrid } from "./grid.ts";
@@ -41,6 +43,7 @@ import {
   parseLimit,
   parseMetric,
   parseOffset,
+  parseOptionalAddress,
   parsePageToken,
   parseSortDirection,
   parseTimestamp,
@@ -62,6 +65,7 @@ import {
   supplyPoints,
   tokenOwnerMessage,
   topCollectionMessage,
+  walletNftMessage,
 } from "./responses.ts";
 
 /** A request's fields by their `.proto` names: strings from REST, message values from gRPC. */
@@ -96,7 +100,7 @@ interface Prepared {
 }
 
 /** Every method of the `.proto` services, each with its implementation. */
-export const API_SERVICES = [FoundationalService, CollectionsService] as const;
+export const API_SERVICES = [FoundationalService, CollectionsService, WalletsService] as const;
 
 const METRIC_OF: Readonly<Record<Metric, RankingMetric>> = {
   METRIC_SALES_VOLUME: "volume",
@@ -111,6 +115,8 @@ const CONTRACT_TOKENS = pageTokens(nullable(microsPart), addressPart);
 const OWNER_TOKENS = pageTokens(naturalPart, addressPart);
 /** Page tokens of a token's holders: the address. */
 const TOKEN_OWNER_TOKENS = pageTokens(addressPart);
+/** Page tokens of a wallet's NFTs: the contract and token id. */
+const HOLDING_TOKENS = pageTokens(addressPart, naturalPart);
 /** Page tokens of a ranking: the value it orders by (a decimal for the average price) and the address. */
 const RANKING_TOKENS = pageTokens(decimalPart, addressPart);
 
@@ -253,6 +259,38 @@ export function createApiService(options: ApiServiceOptions): Map<string, Operat
           return create(FoundationalService.method.listTokenOwners.output, {
             owners: page.map(tokenOwnerMessage),
             nextPageToken: rows.length > limit && last ? TOKEN_OWNER_TOKENS.write(list, [last.address]) : "",
+          });
+        },
+      };
+    },
+
+    listWalletNfts(fields) {
+      const holder = parseAddress(one(fields, "address"), "address");
+      const contract = parseOptionalAddress(one(fields, "contract_address"), "contract_address");
+      const limit = parseLimit(one(fields, "limit"), "walletNfts");
+      const offset = parseOffset(one(fields, "offset"));
+      const pageToken = parsePageToken(one(fields, "page_token"));
+      checkPaging(offset, pageToken);
+      const list = queryFingerprint("ListWalletNfts", { chainId, holder, contract });
+      const from = pageToken === undefined ? undefined : HOLDING_TOKENS.read(pageToken, list);
+      return {
+        key: `${holder}|${contract ?? ""}|${limit}|${offset}|${pageToken ?? ""}`,
+        withMetadata: true,
+        read: async () => {
+          // One row more than asked says whether a next page exists.
+          const rows = await listWalletNfts(sql, chainId, holder, {
+            limit: limit + 1,
+            offset,
+            contract,
+            after: from && { contract: from[0], tokenId: from[1] },
+          });
+          const page = rows.slice(0, limit);
+          const last = page[page.length - 1];
+          const imageBase = options.imageBase?.() ?? "";
+          return create(WalletsService.method.listWalletNfts.output, {
+            nfts: page.map((row) => walletNftMessage(row, imageBase)),
+            nextPageToken:
+              rows.length > limit && last ? HOLDING_TOKENS.write(list, [last.contract, last.tokenId]) : "",
           });
         },
       };

@@ -407,6 +407,111 @@ describe("token owners", () => {
   });
 });
 
+describe("wallet NFTs", () => {
+  const nftsPath = (address: string, query = "") => `/wallets/v1beta2/${address}/nfts${query}`;
+
+  /** Every holding of every address in the history's collections, worked out from nft_transfers. */
+  async function expectedHoldings(): Promise<
+    Map<Address, { contract: Address; tokenId: bigint; quantity: bigint }[]>
+  > {
+    const byHolder = new Map<Address, { contract: Address; tokenId: bigint; quantity: bigint }[]>();
+    const contracts = await f.sql<{ c: Uint8Array }[]>`
+      SELECT DISTINCT contract AS c FROM nft_transfers WHERE chain_id = ${API_CHAIN_ID}`;
+    for (const { c } of contracts) {
+      const contract = `0x${Buffer.from(c).toString("hex")}` as Address;
+      const transfers = await transferEvents(f.sql, API_CHAIN_ID, contract);
+      const ids = new Set(transfers.map((t) => t.tokenId));
+      for (const id of ids) {
+        for (const [holder, quantity] of holdings(transfers.filter((t) => t.tokenId === id))) {
+          byHolder.set(holder, [...(byHolder.get(holder) ?? []), { contract, tokenId: id, quantity }]);
+        }
+      }
+    }
+    for (const list of byHolder.values()) {
+      list.sort((a, b) =>
+        a.contract !== b.contract ? (a.contract < b.contract ? -1 : 1) : a.tokenId < b.tokenId ? -1 : 1,
+      );
+    }
+    return byHolder;
+  }
+
+  const brief = (nfts: Json[]) =>
+    nfts.map((n) => {
+      const nft = n.nft as Json;
+      return { contract: nft.contractAddress, tokenId: nft.tokenId, quantity: n.quantity };
+    });
+  const briefOf = (list: { contract: Address; tokenId: bigint; quantity: bigint }[]) =>
+    list.map((h) => ({
+      contract: h.contract,
+      tokenId: h.tokenId.toString(),
+      quantity: h.quantity.toString(),
+    }));
+
+  test("every holding of an address, by contract and token id, as the transfers say; each NFT as its details show it", async () => {
+    const expected = await expectedHoldings();
+    const holders = [...expected.entries()].sort(([, a], [, b]) => b.length - a.length);
+    assert.ok(holders.length >= 5 && (holders[0]?.[1].length ?? 0) >= 3);
+    for (const [holder, list] of holders.slice(0, 8)) {
+      const body = await ok(nftsPath(holder.toUpperCase().replace("0X", "0x")));
+      assert.deepEqual(brief(body.nfts as Json[]), briefOf(list), holder);
+      assert.equal(body.nextPageToken, "");
+    }
+    // The NFT of a holding is the NFT of its details.
+    const [holder, list] = holders[0] ?? [];
+    assert.ok(holder && list);
+    const body = await ok(nftsPath(holder));
+    for (const [i, h] of list.slice(0, 5).entries()) {
+      const details = await ok(`/foundational/v1beta2/nfts/${h.contract}/${h.tokenId}/details`);
+      assert.deepEqual((body.nfts as Json[])[i]?.nft, details.nft);
+    }
+    // An address that holds nothing has nothing; the zero address holds nothing.
+    assert.deepEqual(await ok(nftsPath(`0x${"ab".repeat(20)}`)), { nfts: [], nextPageToken: "" });
+    assert.deepEqual(await ok(nftsPath(`0x${"00".repeat(20)}`)), { nfts: [], nextPageToken: "" });
+  });
+
+  test("contractAddress keeps one collection's; pages go without repeats or gaps, by offset and by page token", async () => {
+    const [holder, list] =
+      [...(await expectedHoldings()).entries()].sort(([, a], [, b]) => b.length - a.length)[0] ?? [];
+    assert.ok(holder && list && list.length >= 3);
+    const contract = list[list.length - 1]?.contract;
+    assert.ok(contract);
+    const one = await ok(nftsPath(holder, `?contractAddress=${contract.toUpperCase().replace("0X", "0x")}`));
+    assert.deepEqual(brief(one.nfts as Json[]), briefOf(list.filter((h) => h.contract === contract)));
+    for (const size of [1, 2]) {
+      const byOffset: Json[] = await allPages(
+        size,
+        async (o) => (await ok(nftsPath(holder, `?limit=${size}&offset=${o}`))).nfts as Json[],
+      );
+      assert.deepEqual(brief(byOffset), briefOf(list), `offset pages of ${size}`);
+      const byToken: Json[] = [];
+      let next = "";
+      for (let pages = 0; pages <= list.length; pages++) {
+        const body = await ok(nftsPath(holder, `?limit=${size}${next ? `&pageToken=${next}` : ""}`));
+        byToken.push(...(body.nfts as Json[]));
+        next = body.nextPageToken as string;
+        if (next === "") break;
+      }
+      assert.equal(next, "");
+      assert.deepEqual(brief(byToken), briefOf(list), `token pages of ${size}`);
+    }
+    const first = await ok(nftsPath(holder, "?limit=1"));
+    const token = first.nextPageToken as string;
+    for (const [query, field] of [
+      [nftsPath("0x12"), "address"],
+      [nftsPath(holder, "?contractAddress=0x12"), "contract_address"],
+      [nftsPath(holder, "?limit=501"), "limit"],
+      [nftsPath(holder, "?offset=10001"), "offset"],
+      [nftsPath(holder, "?pageToken=nope"), "page_token"],
+      [nftsPath(holder, `?offset=1&pageToken=${token}`), "offset"],
+      [nftsPath(holder, `?contractAddress=${contract}&pageToken=${token}`), "page_token"],
+    ] as const) {
+      const answer = await f.rest(query);
+      assert.equal(answer.status, 400, `${query}: ${answer.text}`);
+      assert.match((answer.body as { message: string }).message, new RegExp(`^${field}: `), query);
+    }
+  });
+});
+
 describe("time series", () => {
   const PAIRS = [
     ["DURATION_1_HOUR", "GROUP_BY_PERIOD_15_MINUTES", 3600, 900],
@@ -829,8 +934,13 @@ describe("gRPC", () => {
       SELECT token_id::text FROM token_balances WHERE chain_id = ${API_CHAIN_ID} AND contract = ${Buffer.from(m.slice(2), "hex")}
         AND amount > 0 GROUP BY token_id HAVING count(*) >= 3 LIMIT 1`;
     assert.ok(shared, "an ERC-1155 token with three holders or more");
+    const [wallet] = await f.sql<{ holder: Uint8Array }[]>`
+      SELECT holder FROM token_balances WHERE chain_id = ${API_CHAIN_ID} AND amount > 0
+      GROUP BY holder HAVING count(*) >= 3 ORDER BY holder LIMIT 1`;
+    assert.ok(wallet, "an address with three holdings or more");
+    const w = `0x${Buffer.from(wallet.holder).toString("hex")}`;
     const cases: [
-      service: "FoundationalService" | "CollectionsService",
+      service: "FoundationalService" | "CollectionsService" | "WalletsService",
       method: string,
       request: Json,
       path: string,
@@ -942,6 +1052,13 @@ describe("gRPC", () => {
         { contractAddress: m, tokenId: shared.token_id, limit: 1, offset: 1 },
         `/foundational/v1beta2/nfts/${m}/${shared.token_id}/owners?limit=1&offset=1`,
       ],
+      ["WalletsService", "ListWalletNfts", { address: w }, `/wallets/v1beta2/${w}/nfts`],
+      [
+        "WalletsService",
+        "ListWalletNfts",
+        { address: w, limit: 1, offset: 1, contractAddress: m },
+        `/wallets/v1beta2/${w}/nfts?limit=1&offset=1&contractAddress=${m}`,
+      ],
     ];
     for (const [service, method, request, path] of cases) {
       const answer = await f.grpc(service, method, request);
@@ -952,7 +1069,7 @@ describe("gRPC", () => {
 
   test("errors carry the same codes and messages as over REST", async () => {
     const cases: [
-      service: "FoundationalService" | "CollectionsService",
+      service: "FoundationalService" | "CollectionsService" | "WalletsService",
       method: string,
       request: Json,
       path: string,
@@ -1015,6 +1132,13 @@ describe("gRPC", () => {
         "ListTokenOwners",
         { contractAddress: `0x${"11".repeat(20)}`, tokenId: "5", limit: 501 },
         `/foundational/v1beta2/nfts/0x${"11".repeat(20)}/5/owners?limit=501`,
+      ],
+      ["WalletsService", "ListWalletNfts", { address: "0x12" }, "/wallets/v1beta2/0x12/nfts"],
+      [
+        "WalletsService",
+        "ListWalletNfts",
+        { address: `0x${"11".repeat(20)}`, contractAddress: "nope" },
+        `/wallets/v1beta2/0x${"11".repeat(20)}/nfts?contractAddress=nope`,
       ],
     ];
     for (const [service, method, request, path] of cases) {

@@ -11,18 +11,25 @@ export interface GrpcAnswer {
 
 /** The published `.proto` loaded as a client sees it: enums as names, 64-bit integers as strings, defaults present. */
 export function loadPublishedProto(): grpc.GrpcObject {
-  const definition = loadSync(["mintlens/v1beta2/foundational.proto", "mintlens/v1beta2/collections.proto"], {
-    includeDirs: [PROTO_ROOT],
-    longs: String,
-    enums: String,
-    defaults: true,
-    oneofs: true,
-  });
+  const definition = loadSync(
+    [
+      "mintlens/v1beta2/foundational.proto",
+      "mintlens/v1beta2/collections.proto",
+      "mintlens/v1beta2/wallets.proto",
+    ],
+    {
+      includeDirs: [PROTO_ROOT],
+      longs: String,
+      enums: String,
+      defaults: true,
+      oneofs: true,
+    },
+  );
   return grpc.loadPackageDefinition(definition);
 }
 
 export type GrpcCall = (
-  service: "FoundationalService" | "CollectionsService",
+  service: "FoundationalService" | "CollectionsService" | "WalletsService",
   method: string,
   request: Record<string, unknown>,
   options?: { key?: string | null },

@@ -13,13 +13,14 @@ import {
   GetNftDetailsResponseSchema,
   PaymentSchema,
 } from "../../src/gen/mintlens/v1beta2/foundational_pb.ts";
+import { WalletsService } from "../../src/gen/mintlens/v1beta2/wallets_pb.ts";
 
 /**
  * The generated API types against the specification: the REST paths of the services' http rules,
  * and the JSON the messages serialise to, compared with recorded answers of the original service.
  */
 
-const SERVICES = [FoundationalService, CollectionsService];
+const SERVICES = [FoundationalService, CollectionsService, WalletsService];
 
 /** The seed's nine operations: path template and the query parameters (JSON names) of each. */
 const SEED: Record<string, { get: string; query: string[] }> = {
@@ -66,6 +67,7 @@ const ORIGINAL: Record<string, { get: string; query: string[] }> = {
     get: "/foundational/v1beta2/nfts/{contract_address}/{token_id}/owners",
     query: ["limit", "offset"],
   },
+  ListWalletNfts: { get: "/wallets/v1beta2/{address}/nfts", query: ["limit", "offset", "contractAddress"] },
 };
 
 /** Every operation served: the seed's and the original service's others. */
@@ -76,6 +78,7 @@ const ADDED: Record<string, string[]> = {
   ListContracts: ["pageToken"],
   ListCollectionOwners: ["pageToken"],
   ListTokenOwners: ["pageToken"],
+  ListWalletNfts: ["pageToken"],
   GetTopCollections: ["pageToken", "includeFlaggedSales"],
   GetPrices: ["includeFlaggedSales"],
   GetSalesVolume: ["includeFlaggedSales"],
