@@ -42,6 +42,7 @@ import { getComments } from "@bufbuild/protoplugin";
 const NOT_FOUND_OPERATIONS = [
   "mintlens.v1beta2.FoundationalService.GetNftDetails",
   "mintlens.v1beta2.FoundationalService.GetNftRawMetadata",
+  "mintlens.v1beta2.FoundationalService.ListTokenOwners",
   "mintlens.v1beta2.CollectionsService.GetCollectionMetadata",
   "mintlens.v1beta2.CollectionsService.GetCollectionTotals",
   "mintlens.v1beta2.MarketplacesService.GetFloorPrice",

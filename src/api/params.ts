@@ -203,6 +203,11 @@ export function parseAddress(raw: RawScalar, field: string = FIELD.contractAddre
   return raw.toLowerCase() as Address;
 }
 
+/** An address that may be left out (a filter): `undefined` when absent, else as `parseAddress` reads it. */
+export function parseOptionalAddress(raw: RawScalar, field: string): Address | undefined {
+  return isAbsent(raw) ? undefined : parseAddress(raw, field);
+}
+
 export const MAX_UINT256 = (1n << 256n) - 1n;
 /** Digits of 2^256 - 1: a token id may be written with leading zeros up to this width. */
 const TOKEN_ID_MAX_DIGITS = 78;
@@ -225,13 +230,14 @@ export function parseTokenId(raw: RawScalar, field: string = FIELD.tokenId): big
 // ---------------------------------------------------------------------------------------------
 // Paging.
 
-export type PagedEndpoint = "contracts" | "top" | "owners";
+export type PagedEndpoint = "contracts" | "top" | "owners" | "walletNfts";
 
 /** Default and maximum `limit` of each paged endpoint. */
 export const LIMITS: Readonly<Record<PagedEndpoint, { default: number; max: number }>> = {
   contracts: { default: 20, max: 500 },
   top: { default: 20, max: 500 },
   owners: { default: 500, max: 500 },
+  walletNfts: { default: 500, max: 500 },
 };
 
 /**

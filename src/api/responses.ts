@@ -29,18 +29,23 @@ import {
   GetNftDetailsResponseSchema,
   type GetNftRawMetadataResponse,
   GetNftRawMetadataResponseSchema,
+  type NftSchema,
   type SaleSchema,
+  type TokenOwnerSchema,
 } from "../gen/mintlens/v1beta2/foundational_pb.ts";
 import {
   type GetFloorPriceResponse,
   GetFloorPriceResponseSchema,
 } from "../gen/mintlens/v1beta2/marketplaces_pb.ts";
+import type { WalletNftSchema } from "../gen/mintlens/v1beta2/wallets_pb.ts";
 import type { CollectionFacts } from "../store/read/collection.ts";
 import type { ContractListing } from "../store/read/contracts.ts";
 import type { RawDocument } from "../store/read/metadata.ts";
 import type { NftDetails, NftSale } from "../store/read/nft.ts";
 import type { SeriesPoint } from "../store/read/series.ts";
+import type { TokenOwner } from "../store/read/token-owners.ts";
 import type { Ranked } from "../store/read/top.ts";
+import type { WalletNft } from "../store/read/wallet-nfts.ts";
 import {
   averageUnitPrice,
   formatIndexedAt,
@@ -137,6 +142,10 @@ export function ownerMessage(owner: {
   return { address: owner.address, ownedCount: uint64(owner.units) };
 }
 
+export function tokenOwnerMessage(owner: TokenOwner): MessageInitShape<typeof TokenOwnerSchema> {
+  return { address: owner.address, quantity: uint64(owner.quantity) };
+}
+
 export function pricePoint(p: SeriesPoint): PriceDataPoint {
   return {
     $typeName: PriceDataPointSchema.typeName,
@@ -199,34 +208,49 @@ function saleInit(sale: NftSale): MessageInitShape<typeof SaleSchema> {
 }
 
 /** `imageBase` makes the cached image's path (`/images/<sha256>`) a URL of this service. */
-export function nftDetailsMessage(details: NftDetails, imageBase = ""): GetNftDetailsResponse {
+/** An NFT as its details and a wallet's list show it. */
+function nftInit(
+  details: Pick<NftDetails, "contract" | "tokenId" | "types" | "collectionName" | "mint" | "metadata">,
+  imageBase: string,
+): MessageInitShape<typeof NftSchema> {
   const type = NFT_TYPE_ORDER.find((t) => details.types.includes(t));
   const metadata = details.metadata;
-  return create(GetNftDetailsResponseSchema, {
-    nft: {
-      contractAddress: details.contract,
-      tokenId: details.tokenId.toString(),
-      type: type === undefined ? 0 : contractTypeNumber(type),
-      metadata: metadata && {
-        metadataUri: { uri: metadata.uri, mimeType: metadata.mimeType },
-        name: metadata.name,
-        description: metadata.description,
-        image: {
-          uri: metadata.imageUri === "" ? "" : `${imageBase}${metadata.imageUri}`,
-          uriOriginal: metadata.imageUriOriginal,
-          mimeType: metadata.imageMimeType,
-        },
+  return {
+    contractAddress: details.contract,
+    tokenId: details.tokenId.toString(),
+    type: type === undefined ? 0 : contractTypeNumber(type),
+    metadata: metadata && {
+      metadataUri: { uri: metadata.uri, mimeType: metadata.mimeType },
+      name: metadata.name,
+      description: metadata.description,
+      image: {
+        uri: metadata.imageUri === "" ? "" : `${imageBase}${metadata.imageUri}`,
+        uriOriginal: metadata.imageUriOriginal,
+        mimeType: metadata.imageMimeType,
       },
-      mintEvent: details.mint && {
-        txHash: details.mint.txHash,
-        logIndex: uint64(BigInt(details.mint.logIndex)),
-        blockTimestamp: formatTimestamp(details.mint.blockTime),
-      },
-      collection: { name: details.collectionName },
     },
+    mintEvent: details.mint && {
+      txHash: details.mint.txHash,
+      logIndex: uint64(BigInt(details.mint.logIndex)),
+      blockTimestamp: formatTimestamp(details.mint.blockTime),
+    },
+    collection: { name: details.collectionName },
+  };
+}
+
+export function nftDetailsMessage(details: NftDetails, imageBase = ""): GetNftDetailsResponse {
+  return create(GetNftDetailsResponseSchema, {
+    nft: nftInit(details, imageBase),
     metrics: { quantity: uint64(details.quantity), ownerCount: uint64(details.ownerCount) },
     lastSale: details.lastSale && saleInit(details.lastSale),
   });
+}
+
+export function walletNftMessage(
+  holding: WalletNft,
+  imageBase = "",
+): MessageInitShape<typeof WalletNftSchema> {
+  return { nft: nftInit(holding, imageBase), quantity: uint64(holding.quantity) };
 }
 
 export function rawMetadataMessage(document: RawDocument | undefined): GetNftRawMetadataResponse {

@@ -9,6 +9,7 @@ import type { Address } from "../core/hex.ts";
 import { CollectionsService } from "../gen/mintlens/v1beta2/collections_pb.ts";
 import { FoundationalService } from "../gen/mintlens/v1beta2/foundational_pb.ts";
 import { MarketplacesService } from "../gen/mintlens/v1beta2/marketplaces_pb.ts";
+import { WalletsService } from "../gen/mintlens/v1beta2/wallets_pb.ts";
 import type { Queryable } from "../store/pg/database.ts";
 import { collectionFacts } from "../store/read/collection.ts";
 import { listContracts } from "../store/read/contracts.ts";
@@ -17,7 +18,9 @@ import { rawMetadata } from "../store/read/metadata.ts";
 import { nftDetails } from "../store/read/nft.ts";
 import { listOwners } from "../store/read/owners.ts";
 import { collectionSeries, type SeriesPoint } from "../store/read/series.ts";
+import { listTokenOwners } from "../store/read/token-owners.ts";
 import { type RankingMetric, topCollections } from "../store/read/top.ts";
+import { listWalletNfts } from "../store/read/wallet-nfts.ts";
 import type { DataVersion } from "./data-version.ts";
 import { NotFoundError } from "./errors.ts";
 import { seriesGrid } from "./grid.ts";
@@ -42,6 +45,7 @@ import {
   parseLimit,
   parseMetric,
   parseOffset,
+  parseOptionalAddress,
   parsePageToken,
   parseSortDirection,
   parseTimestamp,
@@ -62,7 +66,9 @@ import {
   rawMetadataMessage,
   salesVolumePoint,
   supplyPoints,
+  tokenOwnerMessage,
   topCollectionMessage,
+  walletNftMessage,
 } from "./responses.ts";
 
 /** A request's fields by their `.proto` names: strings from REST, message values from gRPC. */
@@ -97,7 +103,12 @@ interface Prepared {
 }
 
 /** Every method of the `.proto` services, each with its implementation. */
-export const API_SERVICES = [FoundationalService, CollectionsService, MarketplacesService] as const;
+export const API_SERVICES = [
+  FoundationalService,
+  CollectionsService,
+  MarketplacesService,
+  WalletsService,
+] as const;
 
 const METRIC_OF: Readonly<Record<Metric, RankingMetric>> = {
   METRIC_SALES_VOLUME: "volume",
@@ -110,6 +121,10 @@ const METRIC_OF: Readonly<Record<Metric, RankingMetric>> = {
 const CONTRACT_TOKENS = pageTokens(nullable(microsPart), addressPart);
 /** Page tokens of a collection's holders: units held and address. */
 const OWNER_TOKENS = pageTokens(naturalPart, addressPart);
+/** Page tokens of a token's holders: the address. */
+const TOKEN_OWNER_TOKENS = pageTokens(addressPart);
+/** Page tokens of a wallet's NFTs: the contract and token id. */
+const HOLDING_TOKENS = pageTokens(addressPart, naturalPart);
 /** Page tokens of a ranking: the value it orders by (a decimal for the average price) and the address. */
 const RANKING_TOKENS = pageTokens(decimalPart, addressPart);
 
@@ -225,6 +240,66 @@ export function createApiService(options: ApiServiceOptions): Map<string, Operat
           const found = await rawMetadata(sql, chainId, contract, tokenId);
           if (found === undefined) throw notMinted();
           return rawMetadataMessage(found.document);
+        },
+      };
+    },
+
+    listTokenOwners(fields) {
+      const [contract, tokenId] = token(fields);
+      const limit = parseLimit(one(fields, "limit"), "owners");
+      const offset = parseOffset(one(fields, "offset"));
+      const pageToken = parsePageToken(one(fields, "page_token"));
+      checkPaging(offset, pageToken);
+      const list = queryFingerprint("ListTokenOwners", { chainId, contract, tokenId });
+      const from = pageToken === undefined ? undefined : TOKEN_OWNER_TOKENS.read(pageToken, list);
+      return {
+        key: `${contract}|${tokenId}|${limit}|${offset}|${pageToken ?? ""}`,
+        read: async () => {
+          // One row more than asked says whether a next page exists.
+          const rows = await listTokenOwners(sql, chainId, contract, tokenId, {
+            limit: limit + 1,
+            offset,
+            after: from?.[0],
+          });
+          if (rows === undefined) throw notMinted();
+          const page = rows.slice(0, limit);
+          const last = page[page.length - 1];
+          return create(FoundationalService.method.listTokenOwners.output, {
+            owners: page.map(tokenOwnerMessage),
+            nextPageToken: rows.length > limit && last ? TOKEN_OWNER_TOKENS.write(list, [last.address]) : "",
+          });
+        },
+      };
+    },
+
+    listWalletNfts(fields) {
+      const holder = parseAddress(one(fields, "address"), "address");
+      const contract = parseOptionalAddress(one(fields, "contract_address"), "contract_address");
+      const limit = parseLimit(one(fields, "limit"), "walletNfts");
+      const offset = parseOffset(one(fields, "offset"));
+      const pageToken = parsePageToken(one(fields, "page_token"));
+      checkPaging(offset, pageToken);
+      const list = queryFingerprint("ListWalletNfts", { chainId, holder, contract });
+      const from = pageToken === undefined ? undefined : HOLDING_TOKENS.read(pageToken, list);
+      return {
+        key: `${holder}|${contract ?? ""}|${limit}|${offset}|${pageToken ?? ""}`,
+        withMetadata: true,
+        read: async () => {
+          // One row more than asked says whether a next page exists.
+          const rows = await listWalletNfts(sql, chainId, holder, {
+            limit: limit + 1,
+            offset,
+            contract,
+            after: from && { contract: from[0], tokenId: from[1] },
+          });
+          const page = rows.slice(0, limit);
+          const last = page[page.length - 1];
+          const imageBase = options.imageBase?.() ?? "";
+          return create(WalletsService.method.listWalletNfts.output, {
+            nfts: page.map((row) => walletNftMessage(row, imageBase)),
+            nextPageToken:
+              rows.length > limit && last ? HOLDING_TOKENS.write(list, [last.contract, last.tokenId]) : "",
+          });
         },
       };
     },

@@ -312,6 +312,206 @@ describe("owners list", () => {
   });
 });
 
+describe("token owners", () => {
+  const ownersPath = (contract: string, tokenId: bigint | number | string, query = "") =>
+    `/foundational/v1beta2/nfts/${contract}/${tokenId}/owners${query}`;
+
+  /** Each token's holders as the transfers leave them, by address: worked out from nft_transfers. */
+  async function expectedOwners(contract: Address): Promise<Map<bigint, Json[]>> {
+    const transfers = await transferEvents(f.sql, API_CHAIN_ID, contract);
+    const byToken = new Map<bigint, typeof transfers>();
+    for (const t of transfers) byToken.set(t.tokenId, [...(byToken.get(t.tokenId) ?? []), t]);
+    return new Map(
+      [...byToken].map(([id, mine]) => [
+        id,
+        [...holdings(mine).entries()]
+          .sort(([a], [b]) => (a < b ? -1 : 1))
+          .map(([address, n]) => ({ address, quantity: n.toString() })),
+      ]),
+    );
+  }
+
+  test("every token's holders with their units, by address, as the transfers and token_balances say", async () => {
+    for (const key of ["erc721", "erc1155"] as const) {
+      const contract = lower(f.history.contracts[key].address);
+      const expected = await expectedOwners(contract);
+      assert.ok(expected.size >= 3, key);
+      const stored = await f.sql<{ id: string; holder: Uint8Array; amount: string }[]>`
+        SELECT token_id::text AS id, holder, amount::text FROM token_balances
+        WHERE chain_id = ${API_CHAIN_ID} AND contract = ${Buffer.from(contract.slice(2), "hex")} AND amount > 0
+        ORDER BY token_id, holder`;
+      for (const [id, owners] of expected) {
+        const body = await ok(ownersPath(contract, id));
+        assert.deepEqual(body, { owners, nextPageToken: "" }, `${key} ${id}`);
+        const balances = stored
+          .filter((r) => BigInt(r.id) === id)
+          .map((r) => ({ address: `0x${Buffer.from(r.holder).toString("hex")}`, quantity: r.amount }));
+        assert.deepEqual(owners, balances, `${key} ${id}: token_balances`);
+        if (key === "erc721") assert.ok(owners.every((o) => o.quantity === "1"));
+        for (const o of owners) assert.ok(!isBurnAddress(o.address as Address));
+      }
+    }
+  });
+
+  test("an ERC-1155 token of several holders pages without repeats or gaps, by offset and by page token", async () => {
+    const contract = lower(f.history.contracts.erc1155.address);
+    const [id, owners] =
+      [...(await expectedOwners(contract))].sort(([, a], [, b]) => b.length - a.length)[0] ?? [];
+    assert.ok(id !== undefined && owners && owners.length >= 3, "a token with several holders");
+    for (const size of [1, 2]) {
+      const byOffset: Json[] = await allPages(
+        size,
+        async (o) =>
+          (await ok(ownersPath(contract.toUpperCase().replace("0X", "0x"), id, `?limit=${size}&offset=${o}`)))
+            .owners as Json[],
+      );
+      assert.deepEqual(byOffset, owners, `offset pages of ${size}`);
+      const byToken: Json[] = [];
+      let next = "";
+      for (let pages = 0; pages <= owners.length; pages++) {
+        const body = await ok(ownersPath(contract, id, `?limit=${size}${next ? `&pageToken=${next}` : ""}`));
+        byToken.push(...(body.owners as Json[]));
+        next = body.nextPageToken as string;
+        if (next === "") break;
+      }
+      assert.equal(next, "", "the last page has no next token");
+      assert.deepEqual(byToken, owners, `token pages of ${size}`);
+    }
+  });
+
+  test("an unknown token is 404; malformed input, or a token of another list, is 400 naming the field", async () => {
+    const contract = lower(f.history.contracts.erc1155.address);
+    const missing = await f.rest(ownersPath(contract, "987654321987654321"));
+    assert.equal(missing.status, 404, missing.text);
+    assert.equal((missing.body as Json).code, 5);
+    const unknownContract = await f.rest(ownersPath(`0x${"ab".repeat(20)}`, 1));
+    assert.equal(unknownContract.status, 404, unknownContract.text);
+    const [a, b] = [...(await expectedOwners(contract))].filter(([, o]) => o.length >= 2).map(([id]) => id);
+    assert.ok(a !== undefined && b !== undefined);
+    const first = await ok(ownersPath(contract, a, "?limit=1"));
+    const token = first.nextPageToken as string;
+    assert.notEqual(token, "");
+    for (const [query, field] of [
+      [ownersPath("0x12", 1), "contract_address"],
+      [ownersPath(contract, "-1"), "token_id"],
+      [ownersPath(contract, a, "?limit=501"), "limit"],
+      [ownersPath(contract, a, "?offset=10001"), "offset"],
+      [ownersPath(contract, a, "?pageToken=nope"), "page_token"],
+      [ownersPath(contract, a, `?offset=1&pageToken=${token}`), "offset"],
+      [ownersPath(contract, b, `?pageToken=${token}`), "page_token"],
+    ] as const) {
+      const answer = await f.rest(query);
+      assert.equal(answer.status, 400, `${query}: ${answer.text}`);
+      assert.match((answer.body as { message: string }).message, new RegExp(`^${field}: `), query);
+    }
+  });
+});
+
+describe("wallet NFTs", () => {
+  const nftsPath = (address: string, query = "") => `/wallets/v1beta2/${address}/nfts${query}`;
+
+  /** Every holding of every address in the history's collections, worked out from nft_transfers. */
+  async function expectedHoldings(): Promise<
+    Map<Address, { contract: Address; tokenId: bigint; quantity: bigint }[]>
+  > {
+    const byHolder = new Map<Address, { contract: Address; tokenId: bigint; quantity: bigint }[]>();
+    const contracts = await f.sql<{ c: Uint8Array }[]>`
+      SELECT DISTINCT contract AS c FROM nft_transfers WHERE chain_id = ${API_CHAIN_ID}`;
+    for (const { c } of contracts) {
+      const contract = `0x${Buffer.from(c).toString("hex")}` as Address;
+      const transfers = await transferEvents(f.sql, API_CHAIN_ID, contract);
+      const ids = new Set(transfers.map((t) => t.tokenId));
+      for (const id of ids) {
+        for (const [holder, quantity] of holdings(transfers.filter((t) => t.tokenId === id))) {
+          byHolder.set(holder, [...(byHolder.get(holder) ?? []), { contract, tokenId: id, quantity }]);
+        }
+      }
+    }
+    for (const list of byHolder.values()) {
+      list.sort((a, b) =>
+        a.contract !== b.contract ? (a.contract < b.contract ? -1 : 1) : a.tokenId < b.tokenId ? -1 : 1,
+      );
+    }
+    return byHolder;
+  }
+
+  const brief = (nfts: Json[]) =>
+    nfts.map((n) => {
+      const nft = n.nft as Json;
+      return { contract: nft.contractAddress, tokenId: nft.tokenId, quantity: n.quantity };
+    });
+  const briefOf = (list: { contract: Address; tokenId: bigint; quantity: bigint }[]) =>
+    list.map((h) => ({
+      contract: h.contract,
+      tokenId: h.tokenId.toString(),
+      quantity: h.quantity.toString(),
+    }));
+
+  test("every holding of an address, by contract and token id, as the transfers say; each NFT as its details show it", async () => {
+    const expected = await expectedHoldings();
+    const holders = [...expected.entries()].sort(([, a], [, b]) => b.length - a.length);
+    assert.ok(holders.length >= 5 && (holders[0]?.[1].length ?? 0) >= 3);
+    for (const [holder, list] of holders.slice(0, 8)) {
+      const body = await ok(nftsPath(holder.toUpperCase().replace("0X", "0x")));
+      assert.deepEqual(brief(body.nfts as Json[]), briefOf(list), holder);
+      assert.equal(body.nextPageToken, "");
+    }
+    // The NFT of a holding is the NFT of its details.
+    const [holder, list] = holders[0] ?? [];
+    assert.ok(holder && list);
+    const body = await ok(nftsPath(holder));
+    for (const [i, h] of list.slice(0, 5).entries()) {
+      const details = await ok(`/foundational/v1beta2/nfts/${h.contract}/${h.tokenId}/details`);
+      assert.deepEqual((body.nfts as Json[])[i]?.nft, details.nft);
+    }
+    // An address that holds nothing has nothing; the zero address holds nothing.
+    assert.deepEqual(await ok(nftsPath(`0x${"ab".repeat(20)}`)), { nfts: [], nextPageToken: "" });
+    assert.deepEqual(await ok(nftsPath(`0x${"00".repeat(20)}`)), { nfts: [], nextPageToken: "" });
+  });
+
+  test("contractAddress keeps one collection's; pages go without repeats or gaps, by offset and by page token", async () => {
+    const [holder, list] =
+      [...(await expectedHoldings()).entries()].sort(([, a], [, b]) => b.length - a.length)[0] ?? [];
+    assert.ok(holder && list && list.length >= 3);
+    const contract = list[list.length - 1]?.contract;
+    assert.ok(contract);
+    const one = await ok(nftsPath(holder, `?contractAddress=${contract.toUpperCase().replace("0X", "0x")}`));
+    assert.deepEqual(brief(one.nfts as Json[]), briefOf(list.filter((h) => h.contract === contract)));
+    for (const size of [1, 2]) {
+      const byOffset: Json[] = await allPages(
+        size,
+        async (o) => (await ok(nftsPath(holder, `?limit=${size}&offset=${o}`))).nfts as Json[],
+      );
+      assert.deepEqual(brief(byOffset), briefOf(list), `offset pages of ${size}`);
+      const byToken: Json[] = [];
+      let next = "";
+      for (let pages = 0; pages <= list.length; pages++) {
+        const body = await ok(nftsPath(holder, `?limit=${size}${next ? `&pageToken=${next}` : ""}`));
+        byToken.push(...(body.nfts as Json[]));
+        next = body.nextPageToken as string;
+        if (next === "") break;
+      }
+      assert.equal(next, "");
+      assert.deepEqual(brief(byToken), briefOf(list), `token pages of ${size}`);
+    }
+    const first = await ok(nftsPath(holder, "?limit=1"));
+    const token = first.nextPageToken as string;
+    for (const [query, field] of [
+      [nftsPath("0x12"), "address"],
+      [nftsPath(holder, "?contractAddress=0x12"), "contract_address"],
+      [nftsPath(holder, "?limit=501"), "limit"],
+      [nftsPath(holder, "?offset=10001"), "offset"],
+      [nftsPath(holder, "?pageToken=nope"), "page_token"],
+      [nftsPath(holder, `?offset=1&pageToken=${token}`), "offset"],
+      [nftsPath(holder, `?contractAddress=${contract}&pageToken=${token}`), "page_token"],
+    ] as const) {
+      const answer = await f.rest(query);
+      assert.equal(answer.status, 400, `${query}: ${answer.text}`);
+      assert.match((answer.body as { message: string }).message, new RegExp(`^${field}: `), query);
+    }
+  });
+});
+
 describe("time series", () => {
   const PAIRS = [
     ["DURATION_1_HOUR", "GROUP_BY_PERIOD_15_MINUTES", 3600, 900],
@@ -729,8 +929,18 @@ describe("gRPC", () => {
       SELECT token_id::text FROM sales WHERE chain_id = ${API_CHAIN_ID} AND contract = ${Buffer.from(c.slice(2), "hex")}
         AND kind = 'sale' LIMIT 1`;
     assert.ok(sold);
+    const m = lower(f.history.contracts.erc1155.address);
+    const [shared] = await f.sql<{ token_id: string }[]>`
+      SELECT token_id::text FROM token_balances WHERE chain_id = ${API_CHAIN_ID} AND contract = ${Buffer.from(m.slice(2), "hex")}
+        AND amount > 0 GROUP BY token_id HAVING count(*) >= 3 LIMIT 1`;
+    assert.ok(shared, "an ERC-1155 token with three holders or more");
+    const [wallet] = await f.sql<{ holder: Uint8Array }[]>`
+      SELECT holder FROM token_balances WHERE chain_id = ${API_CHAIN_ID} AND amount > 0
+      GROUP BY holder HAVING count(*) >= 3 ORDER BY holder LIMIT 1`;
+    assert.ok(wallet, "an address with three holdings or more");
+    const w = `0x${Buffer.from(wallet.holder).toString("hex")}`;
     const cases: [
-      service: "FoundationalService" | "CollectionsService",
+      service: "FoundationalService" | "CollectionsService" | "WalletsService",
       method: string,
       request: Json,
       path: string,
@@ -830,6 +1040,25 @@ describe("gRPC", () => {
         { contractAddress: c },
         `/collections/v1beta2/${c}/totals`,
       ],
+      [
+        "FoundationalService",
+        "ListTokenOwners",
+        { contractAddress: c, tokenId: sold.token_id },
+        `/foundational/v1beta2/nfts/${c}/${sold.token_id}/owners`,
+      ],
+      [
+        "FoundationalService",
+        "ListTokenOwners",
+        { contractAddress: m, tokenId: shared.token_id, limit: 1, offset: 1 },
+        `/foundational/v1beta2/nfts/${m}/${shared.token_id}/owners?limit=1&offset=1`,
+      ],
+      ["WalletsService", "ListWalletNfts", { address: w }, `/wallets/v1beta2/${w}/nfts`],
+      [
+        "WalletsService",
+        "ListWalletNfts",
+        { address: w, limit: 1, offset: 1, contractAddress: m },
+        `/wallets/v1beta2/${w}/nfts?limit=1&offset=1&contractAddress=${m}`,
+      ],
     ];
     for (const [service, method, request, path] of cases) {
       const answer = await f.grpc(service, method, request);
@@ -840,7 +1069,7 @@ describe("gRPC", () => {
 
   test("errors carry the same codes and messages as over REST", async () => {
     const cases: [
-      service: "FoundationalService" | "CollectionsService",
+      service: "FoundationalService" | "CollectionsService" | "WalletsService",
       method: string,
       request: Json,
       path: string,
@@ -891,6 +1120,25 @@ describe("gRPC", () => {
         "GetCollectionTotals",
         { contractAddress: "0x12" },
         "/collections/v1beta2/0x12/totals",
+      ],
+      [
+        "FoundationalService",
+        "ListTokenOwners",
+        { contractAddress: `0x${"11".repeat(20)}`, tokenId: "5" },
+        `/foundational/v1beta2/nfts/0x${"11".repeat(20)}/5/owners`,
+      ],
+      [
+        "FoundationalService",
+        "ListTokenOwners",
+        { contractAddress: `0x${"11".repeat(20)}`, tokenId: "5", limit: 501 },
+        `/foundational/v1beta2/nfts/0x${"11".repeat(20)}/5/owners?limit=501`,
+      ],
+      ["WalletsService", "ListWalletNfts", { address: "0x12" }, "/wallets/v1beta2/0x12/nfts"],
+      [
+        "WalletsService",
+        "ListWalletNfts",
+        { address: `0x${"11".repeat(20)}`, contractAddress: "nope" },
+        `/wallets/v1beta2/0x${"11".repeat(20)}/nfts?contractAddress=nope`,
       ],
     ];
     for (const [service, method, request, path] of cases) {

@@ -16,6 +16,7 @@ export function loadPublishedProto(): grpc.GrpcObject {
       "mintlens/v1beta2/foundational.proto",
       "mintlens/v1beta2/collections.proto",
       "mintlens/v1beta2/marketplaces.proto",
+      "mintlens/v1beta2/wallets.proto",
     ],
     {
       includeDirs: [PROTO_ROOT],
@@ -29,7 +30,7 @@ export function loadPublishedProto(): grpc.GrpcObject {
 }
 
 export type GrpcCall = (
-  service: "FoundationalService" | "CollectionsService" | "MarketplacesService",
+  service: "FoundationalService" | "CollectionsService" | "MarketplacesService" | "WalletsService",
   method: string,
   request: Record<string, unknown>,
   options?: { key?: string | null },

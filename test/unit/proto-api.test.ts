@@ -14,13 +14,14 @@ import {
   PaymentSchema,
 } from "../../src/gen/mintlens/v1beta2/foundational_pb.ts";
 import { MarketplacesService } from "../../src/gen/mintlens/v1beta2/marketplaces_pb.ts";
+import { WalletsService } from "../../src/gen/mintlens/v1beta2/wallets_pb.ts";
 
 /**
  * The generated API types against the specification: the REST paths of the services' http rules,
  * and the JSON the messages serialise to, compared with recorded answers of the original service.
  */
 
-const SERVICES = [FoundationalService, CollectionsService, MarketplacesService];
+const SERVICES = [FoundationalService, CollectionsService, MarketplacesService, WalletsService];
 
 /** The seed's nine operations: path template and the query parameters (JSON names) of each. */
 const SEED: Record<string, { get: string; query: string[] }> = {
@@ -64,6 +65,11 @@ const ORIGINAL: Record<string, { get: string; query: string[] }> = {
   GetCollectionMetadata: { get: "/collections/v1beta2/{contract_address}/metadata", query: ["includeStats"] },
   GetCollectionTotals: { get: "/collections/v1beta2/{contract_address}/totals", query: [] },
   GetFloorPrice: { get: "/marketplaces/v1beta2/floors/{contract_address}", query: [] },
+  ListTokenOwners: {
+    get: "/foundational/v1beta2/nfts/{contract_address}/{token_id}/owners",
+    query: ["limit", "offset"],
+  },
+  ListWalletNfts: { get: "/wallets/v1beta2/{address}/nfts", query: ["limit", "offset", "contractAddress"] },
 };
 
 /** Every operation served: the seed's and the original service's others. */
@@ -73,6 +79,8 @@ const SERVED = { ...SEED, ...ORIGINAL };
 const ADDED: Record<string, string[]> = {
   ListContracts: ["pageToken"],
   ListCollectionOwners: ["pageToken"],
+  ListTokenOwners: ["pageToken"],
+  ListWalletNfts: ["pageToken"],
   GetTopCollections: ["pageToken", "includeFlaggedSales"],
   GetPrices: ["includeFlaggedSales"],
   GetSalesVolume: ["includeFlaggedSales"],
@@ -198,6 +206,7 @@ describe("the OpenAPI document describes the same operations", () => {
         "GetCollectionMetadata",
         "GetCollectionTotals",
         "GetFloorPrice",
+        "ListTokenOwners",
       ].includes(name);
       assert.deepEqual(statuses, ["200", "400", "401", ...(notFound ? ["404"] : []), "429", "500", "503"]);
     }

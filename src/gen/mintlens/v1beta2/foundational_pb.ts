@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file mintlens/v1beta2/foundational.proto.
  */
 export const file_mintlens_v1beta2_foundational: GenFile = /*@__PURE__*/
-  fileDesc("CiNtaW50bGVucy92MWJldGEyL2ZvdW5kYXRpb25hbC5wcm90bxIQbWludGxlbnMudjFiZXRhMiK9AgoUTGlzdENvbnRyYWN0c1JlcXVlc3QSEgoFbGltaXQYASABKA1IAIgBARITCgZvZmZzZXQYAiABKA1IAYgBARI8Cg5zb3J0X2RpcmVjdGlvbhgDIAEoDjIfLm1pbnRsZW5zLnYxYmV0YTIuU29ydERpcmVjdGlvbkgCiAEBEjYKDmNvbnRyYWN0X3R5cGVzGAQgAygOMh4ubWludGxlbnMudjFiZXRhMi5Db250cmFjdFR5cGUSHwoSYmxvY2tfdGltZXN0YW1wX2d0GAUgASgJSAOIAQESFwoKcGFnZV90b2tlbhgGIAEoCUgEiAEBQggKBl9saW1pdEIJCgdfb2Zmc2V0QhEKD19zb3J0X2RpcmVjdGlvbkIVChNfYmxvY2tfdGltZXN0YW1wX2d0Qg0KC19wYWdlX3Rva2VuIl8KFUxpc3RDb250cmFjdHNSZXNwb25zZRItCgljb250cmFjdHMYASADKAsyGi5taW50bGVucy52MWJldGEyLkNvbnRyYWN0EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSKzAQoIQ29udHJhY3QSDwoHYWRkcmVzcxgBIAEoCRIMCgRuYW1lGAIgASgJEg4KBnN5bWJvbBgDIAEoCRIQCghkZWNpbWFscxgEIAEoBRItCgV0eXBlcxgFIAMoDjIeLm1pbnRsZW5zLnYxYmV0YTIuQ29udHJhY3RUeXBlEjcKCm1pbnRfZXZlbnQYBiABKAsyIy5taW50bGVucy52MWJldGEyLkNvbnRyYWN0TWludEV2ZW50IlUKEUNvbnRyYWN0TWludEV2ZW50EhcKD2Jsb2NrX3RpbWVzdGFtcBgBIAEoCRIPCgd0eF9oYXNoGAIgASgJEhYKDm1pbnRlcl9hZGRyZXNzGAMgASgJIkIKFEdldE5mdERldGFpbHNSZXF1ZXN0EhgKEGNvbnRyYWN0X2FkZHJlc3MYASABKAkSEAoIdG9rZW5faWQYAiABKAkilQEKFUdldE5mdERldGFpbHNSZXNwb25zZRIiCgNuZnQYASABKAsyFS5taW50bGVucy52MWJldGEyLk5mdBItCgdtZXRyaWNzGAIgASgLMhwubWludGxlbnMudjFiZXRhMi5OZnRNZXRyaWNzEikKCWxhc3Rfc2FsZRgDIAEoCzIWLm1pbnRsZW5zLnYxYmV0YTIuU2FsZSL5AQoDTmZ0EhgKEGNvbnRyYWN0X2FkZHJlc3MYASABKAkSEAoIdG9rZW5faWQYAiABKAkSLAoEdHlwZRgDIAEoDjIeLm1pbnRsZW5zLnYxYmV0YTIuQ29udHJhY3RUeXBlEi8KCG1ldGFkYXRhGAQgASgLMh0ubWludGxlbnMudjFiZXRhMi5OZnRNZXRhZGF0YRIyCgptaW50X2V2ZW50GAUgASgLMh4ubWludGxlbnMudjFiZXRhMi5OZnRNaW50RXZlbnQSMwoKY29sbGVjdGlvbhgGIAEoCzIfLm1pbnRsZW5zLnYxYmV0YTIuTmZ0Q29sbGVjdGlvbiKQAQoLTmZ0TWV0YWRhdGESMwoMbWV0YWRhdGFfdXJpGAEgASgLMh0ubWludGxlbnMudjFiZXRhMi5NZXRhZGF0YVVyaRIMCgRuYW1lGAIgASgJEhMKC2Rlc2NyaXB0aW9uGAMgASgJEikKBWltYWdlGAQgASgLMhoubWludGxlbnMudjFiZXRhMi5OZnRJbWFnZSItCgtNZXRhZGF0YVVyaRILCgN1cmkYASABKAkSEQoJbWltZV90eXBlGAIgASgJIkAKCE5mdEltYWdlEgsKA3VyaRgBIAEoCRIUCgx1cmlfb3JpZ2luYWwYAiABKAkSEQoJbWltZV90eXBlGAMgASgJIksKDE5mdE1pbnRFdmVudBIPCgd0eF9oYXNoGAEgASgJEhEKCWxvZ19pbmRleBgCIAEoBBIXCg9ibG9ja190aW1lc3RhbXAYAyABKAkiHQoNTmZ0Q29sbGVjdGlvbhIMCgRuYW1lGAEgASgJIjMKCk5mdE1ldHJpY3MSEAoIcXVhbnRpdHkYASABKAQSEwoLb3duZXJfY291bnQYAiABKAQihQEKBFNhbGUSOwoQYmxvY2tjaGFpbl9ldmVudBgBIAEoCzIhLm1pbnRsZW5zLnYxYmV0YTIuQmxvY2tjaGFpbkV2ZW50EjEKDnJlY2lwaWVudF9wYWlkGAIgASgLMhkubWludGxlbnMudjFiZXRhMi5QYXltZW50Eg0KBWZsYWdzGAMgAygJIncKD0Jsb2NrY2hhaW5FdmVudBIPCgd0eF9oYXNoGAEgASgJEhEKCWxvZ19pbmRleBgCIAEoBBIRCglzZXFfaW5kZXgYAyABKAQSFAoMYmxvY2tfbnVtYmVyGAQgASgEEhcKD2Jsb2NrX3RpbWVzdGFtcBgFIAEoCSLlAQoHUGF5bWVudBIUCgx0b3RhbF9uYXRpdmUYASABKAkSEQoJdG90YWxfdXNkGAIgASgJEh4KFm5hdGl2ZV90cmFuc2ZlcnNfdG90YWwYAyABKAkSIAoYZnVuZ2libGVfdHJhbnNmZXJzX3RvdGFsGAQgASgJEjUKDWF0dHJpYnV0ZWRfYnkYBSABKA4yHi5taW50bGVucy52MWJldGEyLkF0dHJpYnV0ZWRCeRI4Cg9mdW5naWJsZV90b3RhbHMYBiADKAsyHy5taW50bGVucy52MWJldGEyLkZ1bmdpYmxlVG90YWwiQwoNRnVuZ2libGVUb3RhbBIYChBjb250cmFjdF9hZGRyZXNzGAEgASgJEhgKEHRvdGFsX25vcm1hbGl6ZWQYAiABKAkiRgoYR2V0TmZ0UmF3TWV0YWRhdGFSZXF1ZXN0EhgKEGNvbnRyYWN0X2FkZHJlc3MYASABKAkSEAoIdG9rZW5faWQYAiABKAkiTAoZR2V0TmZ0UmF3TWV0YWRhdGFSZXNwb25zZRIvCghtZXRhZGF0YRgBIAEoCzIdLm1pbnRsZW5zLnYxYmV0YTIuUmF3TWV0YWRhdGEiLgoLUmF3TWV0YWRhdGESCwoDcmF3GAEgASgJEhIKCmluZGV4ZWRfYXQYAiABKAkyjAQKE0ZvdW5kYXRpb25hbFNlcnZpY2USiQEKDUxpc3RDb250cmFjdHMSJi5taW50bGVucy52MWJldGEyLkxpc3RDb250cmFjdHNSZXF1ZXN0GicubWludGxlbnMudjFiZXRhMi5MaXN0Q29udHJhY3RzUmVzcG9uc2UiJ4LT5JMCIRIfL2ZvdW5kYXRpb25hbC92MWJldGEyL2NvbnRyYWN0cxKqAQoNR2V0TmZ0RGV0YWlscxImLm1pbnRsZW5zLnYxYmV0YTIuR2V0TmZ0RGV0YWlsc1JlcXVlc3QaJy5taW50bGVucy52MWJldGEyLkdldE5mdERldGFpbHNSZXNwb25zZSJIgtPkkwJCEkAvZm91bmRhdGlvbmFsL3YxYmV0YTIvbmZ0cy97Y29udHJhY3RfYWRkcmVzc30ve3Rva2VuX2lkfS9kZXRhaWxzErsBChFHZXROZnRSYXdNZXRhZGF0YRIqLm1pbnRsZW5zLnYxYmV0YTIuR2V0TmZ0UmF3TWV0YWRhdGFSZXF1ZXN0GisubWludGxlbnMudjFiZXRhMi5HZXROZnRSYXdNZXRhZGF0YVJlc3BvbnNlIk2C0+STAkcSRS9mb3VuZGF0aW9uYWwvdjFiZXRhMi9uZnRzL3tjb250cmFjdF9hZGRyZXNzfS97dG9rZW5faWR9L3Jhd19tZXRhZGF0YWIGcHJvdG8z", [file_google_api_annotations, file_mintlens_v1beta2_contract_type, file_mintlens_v1beta2_enums]);
+  fileDesc("CiNtaW50bGVucy92MWJldGEyL2ZvdW5kYXRpb25hbC5wcm90bxIQbWludGxlbnMudjFiZXRhMiK9AgoUTGlzdENvbnRyYWN0c1JlcXVlc3QSEgoFbGltaXQYASABKA1IAIgBARITCgZvZmZzZXQYAiABKA1IAYgBARI8Cg5zb3J0X2RpcmVjdGlvbhgDIAEoDjIfLm1pbnRsZW5zLnYxYmV0YTIuU29ydERpcmVjdGlvbkgCiAEBEjYKDmNvbnRyYWN0X3R5cGVzGAQgAygOMh4ubWludGxlbnMudjFiZXRhMi5Db250cmFjdFR5cGUSHwoSYmxvY2tfdGltZXN0YW1wX2d0GAUgASgJSAOIAQESFwoKcGFnZV90b2tlbhgGIAEoCUgEiAEBQggKBl9saW1pdEIJCgdfb2Zmc2V0QhEKD19zb3J0X2RpcmVjdGlvbkIVChNfYmxvY2tfdGltZXN0YW1wX2d0Qg0KC19wYWdlX3Rva2VuIl8KFUxpc3RDb250cmFjdHNSZXNwb25zZRItCgljb250cmFjdHMYASADKAsyGi5taW50bGVucy52MWJldGEyLkNvbnRyYWN0EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSKzAQoIQ29udHJhY3QSDwoHYWRkcmVzcxgBIAEoCRIMCgRuYW1lGAIgASgJEg4KBnN5bWJvbBgDIAEoCRIQCghkZWNpbWFscxgEIAEoBRItCgV0eXBlcxgFIAMoDjIeLm1pbnRsZW5zLnYxYmV0YTIuQ29udHJhY3RUeXBlEjcKCm1pbnRfZXZlbnQYBiABKAsyIy5taW50bGVucy52MWJldGEyLkNvbnRyYWN0TWludEV2ZW50IlUKEUNvbnRyYWN0TWludEV2ZW50EhcKD2Jsb2NrX3RpbWVzdGFtcBgBIAEoCRIPCgd0eF9oYXNoGAIgASgJEhYKDm1pbnRlcl9hZGRyZXNzGAMgASgJIkIKFEdldE5mdERldGFpbHNSZXF1ZXN0EhgKEGNvbnRyYWN0X2FkZHJlc3MYASABKAkSEAoIdG9rZW5faWQYAiABKAkilQEKFUdldE5mdERldGFpbHNSZXNwb25zZRIiCgNuZnQYASABKAsyFS5taW50bGVucy52MWJldGEyLk5mdBItCgdtZXRyaWNzGAIgASgLMhwubWludGxlbnMudjFiZXRhMi5OZnRNZXRyaWNzEikKCWxhc3Rfc2FsZRgDIAEoCzIWLm1pbnRsZW5zLnYxYmV0YTIuU2FsZSL5AQoDTmZ0EhgKEGNvbnRyYWN0X2FkZHJlc3MYASABKAkSEAoIdG9rZW5faWQYAiABKAkSLAoEdHlwZRgDIAEoDjIeLm1pbnRsZW5zLnYxYmV0YTIuQ29udHJhY3RUeXBlEi8KCG1ldGFkYXRhGAQgASgLMh0ubWludGxlbnMudjFiZXRhMi5OZnRNZXRhZGF0YRIyCgptaW50X2V2ZW50GAUgASgLMh4ubWludGxlbnMudjFiZXRhMi5OZnRNaW50RXZlbnQSMwoKY29sbGVjdGlvbhgGIAEoCzIfLm1pbnRsZW5zLnYxYmV0YTIuTmZ0Q29sbGVjdGlvbiKQAQoLTmZ0TWV0YWRhdGESMwoMbWV0YWRhdGFfdXJpGAEgASgLMh0ubWludGxlbnMudjFiZXRhMi5NZXRhZGF0YVVyaRIMCgRuYW1lGAIgASgJEhMKC2Rlc2NyaXB0aW9uGAMgASgJEikKBWltYWdlGAQgASgLMhoubWludGxlbnMudjFiZXRhMi5OZnRJbWFnZSItCgtNZXRhZGF0YVVyaRILCgN1cmkYASABKAkSEQoJbWltZV90eXBlGAIgASgJIkAKCE5mdEltYWdlEgsKA3VyaRgBIAEoCRIUCgx1cmlfb3JpZ2luYWwYAiABKAkSEQoJbWltZV90eXBlGAMgASgJIksKDE5mdE1pbnRFdmVudBIPCgd0eF9oYXNoGAEgASgJEhEKCWxvZ19pbmRleBgCIAEoBBIXCg9ibG9ja190aW1lc3RhbXAYAyABKAkiHQoNTmZ0Q29sbGVjdGlvbhIMCgRuYW1lGAEgASgJIjMKCk5mdE1ldHJpY3MSEAoIcXVhbnRpdHkYASABKAQSEwoLb3duZXJfY291bnQYAiABKAQihQEKBFNhbGUSOwoQYmxvY2tjaGFpbl9ldmVudBgBIAEoCzIhLm1pbnRsZW5zLnYxYmV0YTIuQmxvY2tjaGFpbkV2ZW50EjEKDnJlY2lwaWVudF9wYWlkGAIgASgLMhkubWludGxlbnMudjFiZXRhMi5QYXltZW50Eg0KBWZsYWdzGAMgAygJIncKD0Jsb2NrY2hhaW5FdmVudBIPCgd0eF9oYXNoGAEgASgJEhEKCWxvZ19pbmRleBgCIAEoBBIRCglzZXFfaW5kZXgYAyABKAQSFAoMYmxvY2tfbnVtYmVyGAQgASgEEhcKD2Jsb2NrX3RpbWVzdGFtcBgFIAEoCSLlAQoHUGF5bWVudBIUCgx0b3RhbF9uYXRpdmUYASABKAkSEQoJdG90YWxfdXNkGAIgASgJEh4KFm5hdGl2ZV90cmFuc2ZlcnNfdG90YWwYAyABKAkSIAoYZnVuZ2libGVfdHJhbnNmZXJzX3RvdGFsGAQgASgJEjUKDWF0dHJpYnV0ZWRfYnkYBSABKA4yHi5taW50bGVucy52MWJldGEyLkF0dHJpYnV0ZWRCeRI4Cg9mdW5naWJsZV90b3RhbHMYBiADKAsyHy5taW50bGVucy52MWJldGEyLkZ1bmdpYmxlVG90YWwiQwoNRnVuZ2libGVUb3RhbBIYChBjb250cmFjdF9hZGRyZXNzGAEgASgJEhgKEHRvdGFsX25vcm1hbGl6ZWQYAiABKAkiRgoYR2V0TmZ0UmF3TWV0YWRhdGFSZXF1ZXN0EhgKEGNvbnRyYWN0X2FkZHJlc3MYASABKAkSEAoIdG9rZW5faWQYAiABKAkiTAoZR2V0TmZ0UmF3TWV0YWRhdGFSZXNwb25zZRIvCghtZXRhZGF0YRgBIAEoCzIdLm1pbnRsZW5zLnYxYmV0YTIuUmF3TWV0YWRhdGEiLgoLUmF3TWV0YWRhdGESCwoDcmF3GAEgASgJEhIKCmluZGV4ZWRfYXQYAiABKAkiqgEKFkxpc3RUb2tlbk93bmVyc1JlcXVlc3QSGAoQY29udHJhY3RfYWRkcmVzcxgBIAEoCRIQCgh0b2tlbl9pZBgCIAEoCRISCgVsaW1pdBgDIAEoDUgAiAEBEhMKBm9mZnNldBgEIAEoDUgBiAEBEhcKCnBhZ2VfdG9rZW4YBSABKAlIAogBAUIICgZfbGltaXRCCQoHX29mZnNldEINCgtfcGFnZV90b2tlbiJgChdMaXN0VG9rZW5Pd25lcnNSZXNwb25zZRIsCgZvd25lcnMYASADKAsyHC5taW50bGVucy52MWJldGEyLlRva2VuT3duZXISFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIi8KClRva2VuT3duZXISDwoHYWRkcmVzcxgBIAEoCRIQCghxdWFudGl0eRgCIAEoBDK+BQoTRm91bmRhdGlvbmFsU2VydmljZRKJAQoNTGlzdENvbnRyYWN0cxImLm1pbnRsZW5zLnYxYmV0YTIuTGlzdENvbnRyYWN0c1JlcXVlc3QaJy5taW50bGVucy52MWJldGEyLkxpc3RDb250cmFjdHNSZXNwb25zZSIngtPkkwIhEh8vZm91bmRhdGlvbmFsL3YxYmV0YTIvY29udHJhY3RzEqoBCg1HZXROZnREZXRhaWxzEiYubWludGxlbnMudjFiZXRhMi5HZXROZnREZXRhaWxzUmVxdWVzdBonLm1pbnRsZW5zLnYxYmV0YTIuR2V0TmZ0RGV0YWlsc1Jlc3BvbnNlIkiC0+STAkISQC9mb3VuZGF0aW9uYWwvdjFiZXRhMi9uZnRzL3tjb250cmFjdF9hZGRyZXNzfS97dG9rZW5faWR9L2RldGFpbHMSuwEKEUdldE5mdFJhd01ldGFkYXRhEioubWludGxlbnMudjFiZXRhMi5HZXROZnRSYXdNZXRhZGF0YVJlcXVlc3QaKy5taW50bGVucy52MWJldGEyLkdldE5mdFJhd01ldGFkYXRhUmVzcG9uc2UiTYLT5JMCRxJFL2ZvdW5kYXRpb25hbC92MWJldGEyL25mdHMve2NvbnRyYWN0X2FkZHJlc3N9L3t0b2tlbl9pZH0vcmF3X21ldGFkYXRhEq8BCg9MaXN0VG9rZW5Pd25lcnMSKC5taW50bGVucy52MWJldGEyLkxpc3RUb2tlbk93bmVyc1JlcXVlc3QaKS5taW50bGVucy52MWJldGEyLkxpc3RUb2tlbk93bmVyc1Jlc3BvbnNlIkeC0+STAkESPy9mb3VuZGF0aW9uYWwvdjFiZXRhMi9uZnRzL3tjb250cmFjdF9hZGRyZXNzfS97dG9rZW5faWR9L293bmVyc2IGcHJvdG8z", [file_google_api_annotations, file_mintlens_v1beta2_contract_type, file_mintlens_v1beta2_enums]);
 
 /**
  * Which contracts to list, in which order.
@@ -756,7 +756,116 @@ export const RawMetadataSchema: GenMessage<RawMetadata> = /*@__PURE__*/
   messageDesc(file_mintlens_v1beta2_foundational, 19);
 
 /**
- * Contracts and NFTs: the contracts list, an NFT's details and its raw metadata document.
+ * The token whose holders to list, and which page.
+ *
+ * @generated from message mintlens.v1beta2.ListTokenOwnersRequest
+ */
+export type ListTokenOwnersRequest = Message<"mintlens.v1beta2.ListTokenOwnersRequest"> & {
+  /**
+   * Collection contract address, 0x-prefixed hex in any case.
+   *
+   * @generated from field: string contract_address = 1;
+   */
+  contractAddress: string;
+
+  /**
+   * Token id, a decimal integer (up to 2^256 - 1).
+   *
+   * @generated from field: string token_id = 2;
+   */
+  tokenId: string;
+
+  /**
+   * Number of holders to return: default 500, at most 500.
+   *
+   * @generated from field: optional uint32 limit = 3;
+   */
+  limit?: number | undefined;
+
+  /**
+   * Number of holders to skip: default 0, at most 10,000. Deeper pages go by `pageToken`; an
+   * offset other than 0 beside a `pageToken` is refused.
+   *
+   * @generated from field: optional uint32 offset = 4;
+   */
+  offset?: number | undefined;
+
+  /**
+   * Where to go on from: the `nextPageToken` of the previous page, unchanged. The other parameters
+   * must be those of the request that returned it (only `limit` may change); a malformed token, or
+   * one of another list, is refused. Absent or empty: the first page.
+   *
+   * @generated from field: optional string page_token = 5;
+   */
+  pageToken?: string | undefined;
+};
+
+/**
+ * Describes the message mintlens.v1beta2.ListTokenOwnersRequest.
+ * Use `create(ListTokenOwnersRequestSchema)` to create a new message.
+ */
+export const ListTokenOwnersRequestSchema: GenMessage<ListTokenOwnersRequest> = /*@__PURE__*/
+  messageDesc(file_mintlens_v1beta2_foundational, 20);
+
+/**
+ * A page of a token's holders.
+ *
+ * @generated from message mintlens.v1beta2.ListTokenOwnersResponse
+ */
+export type ListTokenOwnersResponse = Message<"mintlens.v1beta2.ListTokenOwnersResponse"> & {
+  /**
+   * The holders, by address ascending.
+   *
+   * @generated from field: repeated mintlens.v1beta2.TokenOwner owners = 1;
+   */
+  owners: TokenOwner[];
+
+  /**
+   * The `pageToken` of the next page: the position of this page's last holder, opaque. Empty on the
+   * last page.
+   *
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
+};
+
+/**
+ * Describes the message mintlens.v1beta2.ListTokenOwnersResponse.
+ * Use `create(ListTokenOwnersResponseSchema)` to create a new message.
+ */
+export const ListTokenOwnersResponseSchema: GenMessage<ListTokenOwnersResponse> = /*@__PURE__*/
+  messageDesc(file_mintlens_v1beta2_foundational, 21);
+
+/**
+ * A holder of one token.
+ *
+ * @generated from message mintlens.v1beta2.TokenOwner
+ */
+export type TokenOwner = Message<"mintlens.v1beta2.TokenOwner"> & {
+  /**
+   * Holder address, lowercase 0x-prefixed hex. The zero address and burn addresses are never holders.
+   *
+   * @generated from field: string address = 1;
+   */
+  address: string;
+
+  /**
+   * Units of the token this address holds: 1 for an ERC-721 token, one or more for an ERC-1155 one.
+   *
+   * @generated from field: uint64 quantity = 2;
+   */
+  quantity: bigint;
+};
+
+/**
+ * Describes the message mintlens.v1beta2.TokenOwner.
+ * Use `create(TokenOwnerSchema)` to create a new message.
+ */
+export const TokenOwnerSchema: GenMessage<TokenOwner> = /*@__PURE__*/
+  messageDesc(file_mintlens_v1beta2_foundational, 22);
+
+/**
+ * Contracts and NFTs: the contracts list, an NFT's details, its raw metadata document and its holders.
  *
  * @generated from service mintlens.v1beta2.FoundationalService
  */
@@ -792,6 +901,17 @@ export const FoundationalService: GenService<{
     methodKind: "unary";
     input: typeof GetNftRawMetadataRequestSchema;
     output: typeof GetNftRawMetadataResponseSchema;
+  },
+  /**
+   * Lists the current holders of one token with the units each holds, by address. An NFT that was
+   * never minted is not found.
+   *
+   * @generated from rpc mintlens.v1beta2.FoundationalService.ListTokenOwners
+   */
+  listTokenOwners: {
+    methodKind: "unary";
+    input: typeof ListTokenOwnersRequestSchema;
+    output: typeof ListTokenOwnersResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_mintlens_v1beta2_foundational, 0);
