@@ -344,6 +344,7 @@ describe("limit and offset", () => {
       contracts: { default: 20, max: 500 },
       top: { default: 20, max: 500 },
       owners: { default: 500, max: 500 },
+      walletNfts: { default: 500, max: 500 },
     });
     for (const [endpoint, { default: fallback, max }] of Object.entries(LIMITS) as [
       keyof typeof LIMITS,
