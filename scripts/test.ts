@@ -42,6 +42,10 @@ const LONGEST_FIRST = [
   "test/integration/demo-activity.test.ts",
   "test/integration/api-paging.test.ts",
   "test/integration/indexer-node-edges.test.ts",
+  "test/integration/metadata-fairness.test.ts",
+  "test/integration/api-floor.test.ts",
+  "test/integration/api-readiness.test.ts",
+  "test/integration/api-abuse.test.ts",
 ];
 
 const CONCURRENCY = 2;
