@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { collectionSalesQuery } from "../../src/store/read/collection.ts";
 import { createTestDatabase, stopTestServer, type TestDatabase } from "../support/database.ts";
+import { runPlan } from "../support/plans.ts";
 
 const CHAIN_ID = 1;
 const COLLECTIONS = 1_000;
@@ -32,26 +33,9 @@ after(async () => {
   await stopTestServer();
 });
 
-interface PlanNode {
-  "Node Type": string;
-  "Index Name"?: string;
-  "Index Cond"?: string;
-  Filter?: string;
-  "Actual Rows": number;
-  "Actual Loops": number;
-  Plans?: PlanNode[];
-}
-
-const nodes = (plan: PlanNode): PlanNode[] => [plan, ...(plan.Plans ?? []).flatMap(nodes)];
-
 test("a collection's sales are one range of collection_days' key: its days, no other row", async () => {
   const contract = address(517);
-  const [result] = await db.sql<{ "QUERY PLAN": { Plan: PlanNode }[] }[]>`
-    EXPLAIN (ANALYZE, FORMAT JSON) ${collectionSalesQuery(db.sql, CHAIN_ID, contract)}`;
-  const plan = result?.["QUERY PLAN"][0]?.Plan;
-  assert.ok(plan);
-  const all = nodes(plan);
-  const shown = JSON.stringify(all.map((n) => [n["Node Type"], n["Index Name"], n["Actual Rows"]]));
+  const { all, shown } = await runPlan(db.sql, collectionSalesQuery(db.sql, CHAIN_ID, contract));
   const scans = all.filter((n) => n["Node Type"].endsWith("Scan"));
   assert.equal(scans.length, 1, shown);
   const [scan] = scans;

@@ -12,6 +12,7 @@ import { type ContractPosition, type ContractQuery, contractsQuery } from "../..
 import { type Owner, type OwnersQuery, ownersQuery } from "../../src/store/read/owners.ts";
 import { type RankingMetric, topCollections, topQuery } from "../../src/store/read/top.ts";
 import { createTestDatabase, stopTestServer, type TestDatabase } from "../support/database.ts";
+import { type PlanNode, runPlan } from "../support/plans.ts";
 
 const CHAIN_ID = 1;
 const CONTRACTS = 300_000;
@@ -83,22 +84,6 @@ after(async () => {
   await stopTestServer();
 });
 
-interface PlanNode {
-  "Node Type": string;
-  "Index Name"?: string;
-  "Index Cond"?: string;
-  Filter?: string;
-  "Actual Rows": number;
-  "Actual Loops": number;
-  "Shared Hit Blocks": number;
-  "Shared Read Blocks": number;
-  Plans?: PlanNode[];
-}
-
-function nodes(plan: PlanNode): PlanNode[] {
-  return [plan, ...(plan.Plans ?? []).flatMap(nodes)];
-}
-
 /**
  * The plan, run, of one of the store's queries; checked to be index ranges only, each scan reading
  * at most `rows` rows and no block more than a range of that many rows needs.
@@ -110,12 +95,7 @@ async function checkPlan(
   /** Blocks beyond the range's: one key lookup per row (a ranking's collection names) reads a few. */
   lookupBlocks = 0,
 ): Promise<PlanNode[]> {
-  const [result] = await db.sql<{ "QUERY PLAN": { Plan: PlanNode }[] }[]>`
-    EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${query}`;
-  const plan = result?.["QUERY PLAN"][0]?.Plan;
-  assert.ok(plan);
-  const all = nodes(plan);
-  const shown = JSON.stringify(all.map((n) => [n["Node Type"], n["Index Name"], n["Actual Rows"]]));
+  const { plan, all, shown } = await runPlan(db.sql, query);
   for (const node of all) {
     assert.doesNotMatch(node["Node Type"], /Sort|Seq Scan|Bitmap|Hash|Materialize|Aggregate/, shown);
     assert.equal(node.Filter, undefined, `no row is checked one by one: ${shown}`);

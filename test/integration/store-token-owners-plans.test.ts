@@ -13,6 +13,7 @@ import {
   tokenOwnersQuery,
 } from "../../src/store/read/token-owners.ts";
 import { createTestDatabase, stopTestServer, type TestDatabase } from "../support/database.ts";
+import { runPlan } from "../support/plans.ts";
 
 const CHAIN_ID = 1;
 const HOLDERS = 30_000;
@@ -46,23 +47,6 @@ after(async () => {
   await stopTestServer();
 });
 
-interface PlanNode {
-  "Node Type": string;
-  "Index Name"?: string;
-  "Index Cond"?: string;
-  Filter?: string;
-  "Rows Removed by Filter"?: number;
-  "Actual Rows": number;
-  "Actual Loops": number;
-  "Shared Hit Blocks": number;
-  "Shared Read Blocks": number;
-  Plans?: PlanNode[];
-}
-
-function nodes(plan: PlanNode): PlanNode[] {
-  return [plan, ...(plan.Plans ?? []).flatMap(nodes)];
-}
-
 const page = (query: Partial<TokenOwnersQuery> = {}) =>
   tokenOwnersQuery(db.sql, CHAIN_ID, COLLECTION, TOKEN, { limit: LIMIT, offset: 0, ...query });
 
@@ -71,12 +55,7 @@ const page = (query: Partial<TokenOwnersQuery> = {}) =>
  * which only those of unknown balance (one in a hundred) are passed over by the filter.
  */
 async function checkPlan(query: ReturnType<typeof tokenOwnersQuery>, rows: number): Promise<void> {
-  const [result] = await db.sql<{ "QUERY PLAN": { Plan: PlanNode }[] }[]>`
-    EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${query}`;
-  const plan = result?.["QUERY PLAN"][0]?.Plan;
-  assert.ok(plan);
-  const all = nodes(plan);
-  const shown = JSON.stringify(all.map((n) => [n["Node Type"], n["Index Name"], n["Actual Rows"], n.Filter]));
+  const { plan, all, shown } = await runPlan(db.sql, query);
   for (const node of all)
     assert.doesNotMatch(node["Node Type"], /Sort|Seq Scan|Bitmap|Hash|Materialize/, shown);
   const scans = all.filter((n) => n["Node Type"].endsWith("Scan"));

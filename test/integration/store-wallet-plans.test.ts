@@ -10,6 +10,7 @@ import { after, before, describe, test } from "node:test";
 import type { Address } from "../../src/core/hex.ts";
 import { listWalletNfts, type WalletNftsQuery, walletNftsQuery } from "../../src/store/read/wallet-nfts.ts";
 import { createTestDatabase, stopTestServer, type TestDatabase } from "../support/database.ts";
+import { runPlan } from "../support/plans.ts";
 
 const CHAIN_ID = 1;
 const COLLECTIONS = 300;
@@ -67,23 +68,6 @@ after(async () => {
   await stopTestServer();
 });
 
-interface PlanNode {
-  "Node Type": string;
-  "Relation Name"?: string;
-  "Index Name"?: string;
-  "Index Cond"?: string;
-  Filter?: string;
-  "Actual Rows": number;
-  "Actual Loops": number;
-  "Shared Hit Blocks": number;
-  "Shared Read Blocks": number;
-  Plans?: PlanNode[];
-}
-
-function nodes(plan: PlanNode): PlanNode[] {
-  return [plan, ...(plan.Plans ?? []).flatMap(nodes)];
-}
-
 const page = (query: Partial<WalletNftsQuery> = {}) =>
   walletNftsQuery(db.sql, CHAIN_ID, WALLET, { limit: LIMIT, offset: 0, ...query });
 
@@ -96,14 +80,7 @@ async function checkPlan(
   rows: number,
   pageRows: number,
 ): Promise<void> {
-  const [result] = await db.sql<{ "QUERY PLAN": { Plan: PlanNode }[] }[]>`
-    EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${query}`;
-  const plan = result?.["QUERY PLAN"][0]?.Plan;
-  assert.ok(plan);
-  const all = nodes(plan);
-  const shown = JSON.stringify(
-    all.map((n) => [n["Node Type"], n["Index Name"], n["Actual Rows"], n["Actual Loops"]]),
-  );
+  const { plan, all, shown } = await runPlan(db.sql, query);
   for (const node of all) assert.doesNotMatch(node["Node Type"], /Seq Scan|Bitmap|Hash|Materialize/, shown);
   const scans = all.filter((n) => n["Node Type"].endsWith("Scan") && n["Node Type"] !== "Subquery Scan");
   const [holdings, ...lookups] = scans;
