@@ -17,9 +17,14 @@ import {
   devAddress,
   sendContractTx,
 } from "../../src/devchain/deploy.ts";
-import { lowestPunkOffer } from "../../src/store/tables/punk-offers.ts";
+import {
+  lowestPunkOffer,
+  lowestPunkOfferQuery,
+  punkOfferStatements,
+} from "../../src/store/tables/punk-offers.ts";
 import { createTestDatabase, stopTestServer, type TestDatabase } from "../support/database.ts";
 import { indexUntil } from "../support/indexing.ts";
+import { runPlan } from "../support/plans.ts";
 
 const CHAIN_ID = 31337;
 const SUPPLY = 6;
@@ -65,6 +70,15 @@ async function expectFloor(step: string, expected: bigint | undefined): Promise<
 async function offerRows(): Promise<string[]> {
   const rows = await db.sql<{ r: string }[]>`
     SELECT concat_ws(' ', punk_index, block_number, log_index, coalesce(min_value::text, '-')) AS r
+    FROM punk_offers WHERE chain_id = ${CHAIN_ID} ORDER BY punk_index, block_number, log_index`;
+  return rows.map((r) => r.r);
+}
+
+/** Each row with the block of the row that replaced it, `open` for each punk's current row. */
+async function offerRowsWithSuccessors(sql: TestDatabase["sql"]): Promise<string[]> {
+  const rows = await sql<{ r: string }[]>`
+    SELECT concat_ws(' ', punk_index, block_number, log_index, coalesce(min_value::text, '-'),
+                     coalesce(superseded_block::text, 'open')) AS r
     FROM punk_offers WHERE chain_id = ${CHAIN_ID} ORDER BY punk_index, block_number, log_index`;
   return rows.map((r) => r.r);
 }
@@ -141,5 +155,54 @@ test("a reorganisation restores the offers open at the fork", async () => {
     rows.filter((r) => Number(r.split(" ")[1]) > kept).map((r) => `${r.split(" ")[0]} ${r.split(" ")[3]}`),
     [`4 ${eth(8n)}`],
     "after it, only the new branch's offer",
+  );
+
+  // The rows a rollback left are those indexing the surviving chain from scratch writes.
+  const fresh = await createTestDatabase();
+  try {
+    await indexUntil({ sql: fresh.sql, rpcUrl: anvil.url, chainId: CHAIN_ID, untilBlock: await head() });
+    assert.deepEqual(
+      await offerRowsWithSuccessors(db.sql),
+      await offerRowsWithSuccessors(fresh.sql),
+      "the rows a rollback left, with what replaced each, equal a fresh indexing's",
+    );
+  } finally {
+    await fresh.close();
+  }
+});
+
+test("the floor is one probe of the open offers, however long the offers' history", async () => {
+  const contract = "0x00000000000000000000000000000000000c0ffe" as Address;
+  const PUNKS = 5000;
+  const ROUNDS = 6;
+  for (let round = 0; round < ROUNDS; round++) {
+    const rows = Array.from({ length: PUNKS }, (_, i) => ({
+      contract,
+      punkIndex: BigInt(i),
+      // Every punk offered then withdrawn in turn; the last round leaves every other punk offered.
+      minValue:
+        round % 2 === 0 || (round === ROUNDS - 1 && i % 2 === 0)
+          ? eth(BigInt(1 + ((i * 7919) % 1000)))
+          : null,
+      blockNumber: 1_000_000 + round,
+      logIndex: i,
+    }));
+    await db.sql.begin(async (tx) => {
+      for (const statement of punkOfferStatements(tx, CHAIN_ID, rows)) await statement;
+    });
+  }
+  await db.sql`ANALYZE punk_offers`;
+  const expected = await db.sql<{ floor: string }[]>`
+    SELECT min(min_value)::text AS floor FROM (
+      SELECT DISTINCT ON (punk_index) min_value FROM punk_offers
+      WHERE chain_id = ${CHAIN_ID} AND contract = decode(${contract.slice(2)}, 'hex')
+      ORDER BY punk_index, block_number DESC, log_index DESC) l`;
+  assert.equal(await lowestPunkOffer(db.sql, CHAIN_ID, contract), BigInt(expected[0]?.floor ?? "-1"));
+  const { all, shown } = await runPlan(db.sql, lowestPunkOfferQuery(db.sql, CHAIN_ID, contract));
+  const scans = all.filter((n) => n["Relation Name"] === "punk_offers");
+  assert.deepEqual(
+    scans.map((n) => [n["Index Name"], n["Actual Rows"]]),
+    [["punk_offers_open", 1]],
+    `one row of the open offers' index: ${shown}`,
   );
 });
