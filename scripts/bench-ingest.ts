@@ -8,7 +8,13 @@
  *       and nothing else;
  *   (b) indexing them into a fresh PostgreSQL database (embedded, or BENCH_DATABASE_URL's server),
  * and compares what indexing a sale costs with what indexing a plain transfer does.
+ *
+ * With --compare-indexes it measures instead what the API's list indexes cost the indexer: each
+ * chain is indexed into a fresh database with every index, and into another from which the indexes
+ * named by --indexes were dropped after migrating, --runs times each (alternating which goes
+ * first), and the CPU per NFT event of both is compared.
  * Usage: npm run bench:ingest [-- --chain plain|sales|both --events 200000 --sales 50000 --fresh]
+ *        npm run bench:ingest -- --compare-indexes [--indexes a,b --runs 3 --chain ...]
  */
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -31,18 +37,34 @@ import { startEmbeddedPostgres } from "../src/store/pg/embedded.ts";
 import { migrate } from "../src/store/pg/migrate.ts";
 import { processTreeCpu } from "./bench/process-cpu.ts";
 
+/**
+ * The API's list indexes the indexer writes on every transfer: a wallet's NFTs (migration 0020) and
+ * the punk offers' BRIN (0021; the offers' key is the table's own and stays).
+ */
+const DEFAULT_INDEXES = ["token_balances_by_holder", "punk_offers_by_block"];
+
 const { values: args } = parseArgs({
   options: {
     chain: { type: "string", default: "both" },
     events: { type: "string", default: "200000" },
     sales: { type: "string", default: "50000" },
     fresh: { type: "boolean", default: false },
+    "compare-indexes": { type: "boolean", default: false },
+    indexes: { type: "string", default: DEFAULT_INDEXES.join(",") },
+    runs: { type: "string", default: "3" },
   },
 });
 if (!["plain", "sales", "both"].includes(args.chain)) {
   throw new Error(`--chain is plain, sales or both, not ${args.chain}`);
 }
 const EVENTS = Number(args.events);
+const RUNS = Number(args.runs);
+if (!Number.isInteger(RUNS) || RUNS < 1)
+  throw new Error(`--runs must be a positive integer, not ${args.runs}`);
+const DROPPED = args.indexes
+  .split(",")
+  .map((name) => name.trim())
+  .filter((name) => name !== "");
 const SALES = Number(args.sales);
 const CHAIN_ID = 31337;
 const BENCH_DIR = resolve(".bench");
@@ -306,6 +328,40 @@ async function freshDatabase(server: Server): Promise<Sql> {
   return connectDatabase(url.toString(), { max: 10 });
 }
 
+/** Indexes the chain up to its head into `sql`'s database with the indexer's own loop, timed. */
+async function indexChain(
+  sql: Sql,
+  client: ChainClient,
+  rpcUrl: string,
+  head: number,
+  cpuOf: () => CpuSample,
+): Promise<{ seconds: number; cpu: CpuSample }> {
+  const cpuStart = cpuOf();
+  const started = performance.now();
+  await runChainIndexer(
+    {
+      sql,
+      client,
+      chain: {
+        name: "bench",
+        chainId: CHAIN_ID,
+        nativeSymbol: "ETH",
+        rpcUrl,
+        startBlock: FIRST_BLOCK,
+        confirmations: 0,
+        contractDiscovery: "traces",
+      },
+      tuning: TUNING,
+      logger: createLogger(process.env.MINTLENS_LOG_LEVEL ?? "warn"),
+      inspect: (address, emitted) => inspectContract(client, address, emitted),
+      untilBlock: head,
+      targetEventsPerBatch: TARGET_EVENTS_PER_BATCH,
+    },
+    AbortSignal.timeout(1_800_000),
+  );
+  return { seconds: (performance.now() - started) / 1000, cpu: cpuSince(cpuStart, cpuOf()) };
+}
+
 interface Measured {
   events: number;
   /** Bytes of the node's answers (traces and logs). */
@@ -341,31 +397,13 @@ async function measure(spec: ChainSpec, server: Server): Promise<Measured> {
     const fetchSeconds = (performance.now() - fetchStart) / 1000;
     const fetchCpu = cpuSince(fetchCpuStart, cpuOf());
 
-    const indexCpuStart = cpuOf();
-    const indexStart = performance.now();
-    await runChainIndexer(
-      {
-        sql,
-        client,
-        chain: {
-          name: "bench",
-          chainId: CHAIN_ID,
-          nativeSymbol: "ETH",
-          rpcUrl: anvil.url,
-          startBlock: FIRST_BLOCK,
-          confirmations: 0,
-          contractDiscovery: "traces",
-        },
-        tuning: TUNING,
-        logger: createLogger(process.env.MINTLENS_LOG_LEVEL ?? "warn"),
-        inspect: (address, emitted) => inspectContract(client, address, emitted),
-        untilBlock: meta.head,
-        targetEventsPerBatch: TARGET_EVENTS_PER_BATCH,
-      },
-      AbortSignal.timeout(1_800_000),
+    const { seconds: indexSeconds, cpu: indexCpu } = await indexChain(
+      sql,
+      client,
+      anvil.url,
+      meta.head,
+      cpuOf,
     );
-    const indexSeconds = (performance.now() - indexStart) / 1000;
-    const indexCpu = cpuSince(indexCpuStart, cpuOf());
     const [stored] = await sql<{ transfers: string; sales: string }[]>`
       SELECT (SELECT count(*) FROM nft_transfers) AS transfers,
              (SELECT count(*) FROM sales WHERE kind = 'sale') AS sales`;
@@ -405,11 +443,149 @@ async function measure(spec: ChainSpec, server: Server): Promise<Measured> {
   }
 }
 
+/**
+ * Drops the named indexes of the fresh database, each as it was made: an index that backs a
+ * constraint (a key) by dropping the constraint. A name the schema does not hold is an error, so
+ * that a renamed index is not measured as if dropped.
+ */
+async function dropIndexes(sql: Sql, names: readonly string[]): Promise<void> {
+  const found = await sql<{ name: string; table: string; constraint: string | null }[]>`
+    SELECT i.relname AS name, t.relname AS table, c.conname AS constraint
+    FROM pg_index x
+    JOIN pg_class i ON i.oid = x.indexrelid
+    JOIN pg_class t ON t.oid = x.indrelid
+    LEFT JOIN pg_constraint c ON c.conindid = x.indexrelid
+    WHERE i.relnamespace = current_schema()::regnamespace AND i.relname = ANY (${names as string[]})`;
+  const missing = names.filter((name) => !found.some((f) => f.name === name));
+  if (missing.length > 0) throw new Error(`no index named ${missing.join(", ")} in the migrated schema`);
+  for (const { name, table, constraint } of found) {
+    await sql.unsafe(
+      constraint === null ? `DROP INDEX "${name}"` : `ALTER TABLE "${table}" DROP CONSTRAINT "${constraint}"`,
+    );
+  }
+}
+
+/** CPU seconds per NFT event of indexing one chain into a fresh database, with or without the indexes. */
+interface IndexRun {
+  dropped: boolean;
+  seconds: number;
+  cpu: CpuSample;
+  events: number;
+}
+
+/**
+ * Indexes one chain `RUNS` times with every index and as many times without the dropped ones, in
+ * alternating order so that a machine that gets busier or quieter weighs on both alike.
+ */
+async function compareIndexes(spec: ChainSpec, server: Server): Promise<IndexRun[]> {
+  const { anvil, meta } = await startCachedChain(spec);
+  const client = createChainClient({
+    url: anvil.url,
+    batchSize: TUNING.rpcBatchSize,
+    maxLogRange: TUNING.maxLogRange,
+  });
+  const runs: IndexRun[] = [];
+  try {
+    await fetchOnly(client, meta.head);
+    const cpuOf = (): CpuSample => ({
+      node: nodeCpu(),
+      anvil: processTreeCpu(anvil.pid),
+      postgres: server.postmasterPid === undefined ? 0 : processTreeCpu(server.postmasterPid),
+    });
+    for (let run = 0; run < RUNS; run++) {
+      for (const dropped of run % 2 === 0 ? [false, true] : [true, false]) {
+        const sql = await freshDatabase(server);
+        try {
+          if (dropped) await dropIndexes(sql, DROPPED);
+          const { seconds, cpu } = await indexChain(sql, client, anvil.url, meta.head, cpuOf);
+          runs.push({ dropped, seconds, cpu, events: meta.events });
+          const perThousand = ((cpu.node + cpu.postgres) * 1000) / meta.events;
+          say(
+            `[${spec.name}] run ${run + 1} ${dropped ? "without the indexes" : "with every index  "}: ` +
+              `${seconds.toFixed(2)} s, ${Math.round(meta.events / seconds)} events/s, ` +
+              `node ${((cpu.node * 1000) / meta.events).toFixed(3)} + postgres ${((cpu.postgres * 1000) / meta.events).toFixed(3)} ` +
+              `= ${perThousand.toFixed(3)} CPU s per 1,000 NFT events`,
+          );
+        } finally {
+          await sql.end({ timeout: 5 });
+        }
+      }
+    }
+  } finally {
+    await client.close();
+    await anvil.stop();
+  }
+  return runs;
+}
+
+/** Median and range, as the other benchmarks report repeated runs. */
+function spread(xs: readonly number[], digits: number): string {
+  const mid = median(xs);
+  const [low, high] = [Math.min(...xs), Math.max(...xs)];
+  return xs.length === 1
+    ? mid.toFixed(digits)
+    : `${mid.toFixed(digits)} (${low.toFixed(digits)}–${high.toFixed(digits)})`;
+}
+
+function median(xs: readonly number[]): number {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const n = sorted.length;
+  return n % 2 === 1
+    ? (sorted[(n - 1) / 2] as number)
+    : ((sorted[n / 2 - 1] as number) + (sorted[n / 2] as number)) / 2;
+}
+
+/** Most the CPU per event with the indexes may be over the CPU without them. */
+const INDEX_COST_TARGET = 1.2;
+
+function reportIndexCost(name: string, runs: readonly IndexRun[], external: boolean): void {
+  const of = (dropped: boolean) => runs.filter((r) => r.dropped === dropped);
+  const perThousand = (pick: (r: IndexRun) => number) => (r: IndexRun) => (pick(r) * 1000) / r.events;
+  const total = perThousand((r) => r.cpu.node + r.cpu.postgres);
+  const with_ = of(false);
+  const without = of(true);
+  say("");
+  say(
+    `[${name}] ${with_.length} runs each; CPU s per 1,000 NFT events, median (range)${external ? ", PostgreSQL not measured (external server)" : ""}:`,
+  );
+  say("| | with every index | without the indexes |");
+  say("|---|---:|---:|");
+  for (const [label, pick] of [
+    ["this process", perThousand((r) => r.cpu.node)],
+    ["PostgreSQL", perThousand((r) => r.cpu.postgres)],
+    ["both", total],
+    ["events/s", (r: IndexRun) => r.events / r.seconds],
+  ] as const) {
+    const digits = label === "events/s" ? 0 : 3;
+    say(`| ${label} | ${spread(with_.map(pick), digits)} | ${spread(without.map(pick), digits)} |`);
+  }
+  // Runs are paired in the order they were made: each pair shared the machine's state.
+  const ratios = with_.map((r, i) => total(r) / total(without[i] as IndexRun));
+  const ratio = median(with_.map(total)) / median(without.map(total));
+  say(
+    `[${name}] with / without: ${ratio.toFixed(3)}× the CPU per event (medians; each pair's ratio ${spread(ratios, 3)}); ` +
+      `target ≤ ${INDEX_COST_TARGET}×: ${ratio <= INDEX_COST_TARGET ? "PASS" : "FAIL"}`,
+  );
+}
+
 async function main(): Promise<void> {
   mkdirSync(BENCH_DIR, { recursive: true });
   const specs =
     args.chain === "plain" ? [PLAIN] : args.chain === "sales" ? [SALES_CHAIN] : [PLAIN, SALES_CHAIN];
   const server = await startServer();
+  if (args["compare-indexes"]) {
+    say(
+      `comparing indexing with every index against indexing without ${DROPPED.join(", ")}; ${RUNS} runs each`,
+    );
+    const compared = new Map<string, IndexRun[]>();
+    try {
+      for (const spec of specs) compared.set(spec.name, await compareIndexes(spec, server));
+    } finally {
+      await server.stop();
+    }
+    for (const [name, runs] of compared) reportIndexCost(name, runs, server.postmasterPid === undefined);
+    return;
+  }
   const results = new Map<string, Measured>();
   try {
     // One chain at a time: anvil holds a whole chain in memory.

@@ -39,8 +39,10 @@ export interface ChainTotals {
   mintTransactions: number;
   transfers: number;
   burns: number;
-  /** Transfers of airdropped spam. */
+  /** Transfers of airdropped spam, and of the collector's vault. */
   airdrops: number;
+  /** Punk offer events: offers made and ended. */
+  punkOffers: number;
   blocks: number;
 }
 
@@ -54,6 +56,7 @@ export class SyntheticChain {
     transfers: 0,
     burns: 0,
     airdrops: 0,
+    punkOffers: 0,
     blocks: 0,
   };
   readonly head: number;
@@ -63,6 +66,8 @@ export class SyntheticChain {
   /** Per ERC-1155 token of the market: units per wallet index. */
   private readonly units = new Map<number, Map<number, number>>();
   private readonly minted: Int32Array;
+  /** Tokens with an open public offer, of the collections offered on the punks market. */
+  private readonly offered = new Set<number>();
   private cursor = 0;
   private nextBlock = 0;
   private block = -1;
@@ -257,10 +262,22 @@ export class SyntheticChain {
   /**
    * Spam: a unit of one of the collection's few tokens minted to each of `count` wallets drawn from
    * the whole list, in one transaction. Nobody moves them afterwards, so their holders are not kept.
+   * A vault's drop mints its next `count` tokens to its collector instead.
    */
   private airdrop(c: Collection, count: number): void {
     const { wallets } = this.market;
     const tx = this.nftTx(c.creator, c.address, 0n);
+    if (c.heldBy !== undefined) {
+      const to = wallets[c.heldBy] as Address;
+      const from = this.minted[c.rank] as number;
+      const upTo = Math.min(c.supply, from + count);
+      for (let local = from; local < upTo; local++) {
+        this.nftMove(tx, c, c.firstToken + local, ZERO_ADDRESS, to, 1n);
+      }
+      this.minted[c.rank] = upTo;
+      this.totals.airdrops += upTo - from;
+      return;
+    }
     for (let i = 0; i < count; i++) {
       const to = wallets[this.random.int(0, wallets.length - 1)] as Address;
       this.nftMove(tx, c, c.firstToken + this.random.int(0, c.supply - 1), ZERO_ADDRESS, to, 1n);
@@ -290,6 +307,44 @@ export class SyntheticChain {
     for (const token of tokens) this.owner[token] = buyer + 1;
     this.totals.sales += count;
     if (count > 1) this.totals.sweeps++;
+    if (c.punkOffers) {
+      for (const token of tokens) this.endOffer(c, token);
+      this.offer(c, time);
+    }
+  }
+
+  /**
+   * A public offer on a token of the collection by its holder, at a price around the floor; now and
+   * then one of the open offers is withdrawn instead.
+   */
+  private offer(c: Collection, time: number): void {
+    if (this.offered.size > 0 && this.random.chance(0.2)) {
+      const [token] = this.offered;
+      if (token !== undefined) this.endOffer(c, token);
+      return;
+    }
+    const token = this.liveToken(c);
+    // Its own transaction, which moves no NFT.
+    this.offerEvent(this.nextTx(), c, token, this.price(c, time) + this.toWei(c.floorEth * 0.2));
+    this.offered.add(token);
+  }
+
+  /** The end of a token's open offer, if it has one: withdrawn, or its token moved. */
+  private endOffer(c: Collection, token: number): void {
+    if (!this.offered.delete(token)) return;
+    this.offerEvent(this.nextTx(), c, token, null);
+  }
+
+  private offerEvent(tx: Tx, c: Collection, token: number, minValue: bigint | null): void {
+    this.batch.punkOffers.push({
+      contract: c.address,
+      punkIndex: BigInt(token - c.firstToken),
+      minValue,
+      blockNumber: tx.block,
+      logIndex: this.logIndex++,
+    });
+    this.batch.logCount++;
+    this.totals.punkOffers++;
   }
 
   /** Some units of one ERC-1155 token, from one of its holders. */
@@ -377,6 +432,7 @@ export class SyntheticChain {
       addUnits(holders, from, -1);
       if (to !== undefined) addUnits(holders, to, 1);
     } else {
+      if (c.punkOffers) this.endOffer(c, token);
       this.owner[token] = to === undefined ? BURNED : to + 1;
     }
     if (burn) this.totals.burns++;

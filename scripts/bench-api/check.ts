@@ -5,11 +5,15 @@
  */
 import type { Address } from "../../src/core/hex.ts";
 import { bare, type Queryable, toHex } from "../../src/store/pg/database.ts";
+import { collectionFacts } from "../../src/store/read/collection.ts";
 import { listContracts } from "../../src/store/read/contracts.ts";
+import { floorPrice } from "../../src/store/read/floor.ts";
 import { nftDetails } from "../../src/store/read/nft.ts";
 import { listOwners } from "../../src/store/read/owners.ts";
 import { collectionSeries } from "../../src/store/read/series.ts";
+import { listTokenOwners } from "../../src/store/read/token-owners.ts";
 import { type RankingMetric, topCollections } from "../../src/store/read/top.ts";
+import { listWalletNfts } from "../../src/store/read/wallet-nfts.ts";
 
 const DAY = 86_400;
 const WINDOWS = [
@@ -164,6 +168,63 @@ export async function checkDataset(
     if (!sale) problems.push(`${sample.label} sample ${contract}/${sample.token_id} has no last sale`);
   }
   if (samples.length < 3) problems.push(`only ${samples.length} of the 3 kinds of NFT sampled exist`);
+  problems.push(...(await checkHoldings(sql, chainId, leader, say)));
+  return problems;
+}
+
+/** A collection's figures and floor, the most owned token's owners and the largest wallet's NFTs. */
+async function checkHoldings(
+  sql: Queryable,
+  chainId: number,
+  leader: Address,
+  say: (line: string) => void,
+): Promise<string[]> {
+  const problems: string[] = [];
+  const [facts, factsTime] = await timed(() => collectionFacts(sql, chainId, leader, { sales: true }));
+  say(
+    `collection totals of the leader (${factsTime}): ${facts?.counts.holders ?? "-"} owners, ` +
+      `${facts?.counts.transfers ?? "-"} transfers, ${facts?.sales?.sales ?? "-"} sales, ` +
+      `${facts?.sales ? ether(facts.sales.volume) : "-"} ETH`,
+  );
+  if (!facts?.sales || facts.sales.sales === 0n) problems.push("the leader's totals have no sales");
+
+  const [offered] = await sql<{ contract: Uint8Array; n: string }[]>`
+    SELECT contract, count(*) AS n FROM punk_offers WHERE chain_id = ${chainId} GROUP BY contract LIMIT 1`;
+  if (offered) {
+    const contract = toHex(offered.contract) as Address;
+    const [floor, time] = await timed(() => floorPrice(sql, chainId, contract));
+    say(
+      `floor of ${contract} (${time}), over ${offered.n} offer changes: ` +
+        `${floor?.lowestWei === undefined ? "none open" : `${ether(floor.lowestWei)} ETH`}`,
+    );
+    if (floor?.lowestWei === undefined) problems.push("the collection with punk offers has none open");
+  } else {
+    say("floor: no collection has punk offers; every floor is measured on the path without offers");
+  }
+
+  const [crowded] = await sql<{ contract: Uint8Array; token_id: string; n: string }[]>`
+    SELECT contract, token_id::text, count(*) AS n FROM token_balances
+    WHERE chain_id = ${chainId} AND amount > 0 GROUP BY contract, token_id ORDER BY count(*) DESC LIMIT 1`;
+  if (crowded) {
+    const contract = toHex(crowded.contract) as Address;
+    const [owners, time] = await timed(() =>
+      listTokenOwners(sql, chainId, contract, BigInt(crowded.token_id), { limit: 100, offset: 0 }),
+    );
+    say(
+      `owners of ${contract}/${crowded.token_id} (${time}): ${crowded.n} owners, a page of ${owners?.length ?? 0}`,
+    );
+    if (Number(crowded.n) < 2) problems.push("no token has more than one owner");
+  } else problems.push("no token has an owner");
+
+  const [whale] = await sql<{ holder: Uint8Array; n: string }[]>`
+    SELECT holder, count(*) AS n FROM token_balances WHERE chain_id = ${chainId} AND amount > 0
+    GROUP BY holder ORDER BY count(*) DESC LIMIT 1`;
+  if (whale) {
+    const holder = toHex(whale.holder) as Address;
+    const [nfts, time] = await timed(() => listWalletNfts(sql, chainId, holder, { limit: 100, offset: 0 }));
+    say(`NFTs of ${holder} (${time}): ${whale.n} held, a page of ${nfts.length}`);
+    if (nfts.length === 0) problems.push("the largest wallet lists no NFTs");
+  } else problems.push("no wallet holds an NFT");
   return problems;
 }
 

@@ -57,7 +57,7 @@ export function* dailySchedule(market: Market, until: number): Generator<Schedul
       const c = byDeployment[deployed] as Collection;
       if (c.deployedAt >= dayEnd) break;
       add(day, c.deployedAt, EventKind.Deploy, c.rank, 1);
-      if (c.spam) {
+      if (c.spam || c.heldBy !== undefined) {
         for (let left = c.airdrops; left > 0; ) {
           const n = Math.min(left, random.int(...AIRDROP_SIZE));
           add(ahead, c.deployedAt + 60 + random.next() * (c.mintSeconds - 60), EventKind.Airdrop, c.rank, n);

@@ -19,7 +19,7 @@ import { openWriteSession } from "../../src/store/pg/session.ts";
 import { ensureChain } from "../../src/store/tables/chain-state.ts";
 import { storedContracts } from "../../src/store/tables/contracts.ts";
 import { type ChainTotals, SyntheticChain } from "./chain.ts";
-import { type Market, planMarket } from "./market.ts";
+import { apiMarketShape, type Market, planMarket } from "./market.ts";
 import { planSchedule } from "./schedule.ts";
 
 export interface LoadOptions {
@@ -57,7 +57,7 @@ export async function loadDataset(options: LoadOptions): Promise<LoadReport> {
       startBlock: 0,
     });
     if (next !== 0) throw new Error(`the database already holds chain ${chainId} up to block ${next - 1}`);
-    const market = planMarket(options.sales, options.seed, options.now);
+    const market = planMarket(options.sales, options.seed, options.now, apiMarketShape(options.sales));
     const { size } = market;
     log(
       `loading ${size.sales.toLocaleString("en")} sales: ${size.collections.toLocaleString("en")} collections, ` +

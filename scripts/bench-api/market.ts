@@ -49,6 +49,33 @@ export interface MarketShape {
   spamCollections?: number;
   /** Airdrop transfers over the spam collections. */
   airdrops?: number;
+  /**
+   * NFTs dropped into the market's first wallet, its busiest trader too: each a new token of a
+   * collection of its own ("Collector Vault", ERC-721), never moved again. A wallet that large is
+   * what a wallet's NFTs are paged over.
+   */
+  collectorNfts?: number;
+  /**
+   * The second most traded collection is also offered on a CryptoPunks-style market: each of its
+   * sales comes with a public offer on another of its tokens, and a sale or a move ends the offer
+   * on what it moves, so that its floor is read over a history of offers.
+   */
+  punkOffers?: boolean;
+}
+
+/**
+ * The API benchmark's market beyond its sales: spam airdropped to wallets across the list (ERC-1155
+ * tokens with thousands of owners), a collector holding a tenth as many NFTs as there are sales,
+ * and punk offers. Unset, none of these are drawn (the scale benchmark's stores built before them).
+ */
+export function apiMarketShape(sales: number): MarketShape {
+  const { collections } = marketSize(sales);
+  return {
+    spamCollections: Math.max(2, Math.round(collections / 10)),
+    airdrops: Math.round(sales / 4),
+    collectorNfts: Math.round(sales / 10),
+    punkOffers: true,
+  };
 }
 
 export interface Collection {
@@ -68,6 +95,13 @@ export interface Collection {
   /** Spam: its tokens are airdropped (`airdrops` transfers) and never traded or moved. */
   spam: boolean;
   airdrops: number;
+  /**
+   * A collector's vault: its `airdrops` each mint a new token to this wallet (an index into
+   * `wallets`), never traded or moved.
+   */
+  heldBy?: number;
+  /** Its tokens are offered on a CryptoPunks-style market as it trades (ERC-721 only). */
+  punkOffers?: boolean;
   /** Unix seconds of its deployment; its tokens are minted in the `mintSeconds` after it. */
   deployedAt: number;
   mintSeconds: number;
@@ -254,6 +288,7 @@ export function planMarket(sales: number, seed: string, now: number, shape: Mark
       plainTransfers: transferShares[rank] as number,
       spam: false,
       airdrops: 0,
+      ...(shape.punkOffers && rank === 1 ? { punkOffers: true } : {}),
       deployedAt: Math.floor(start + random.next() * launchWindow),
       mintSeconds: rank < early ? 3 * DAY : DAY,
       creator: address(),
@@ -293,6 +328,30 @@ export function planMarket(sales: number, seed: string, now: number, shape: Mark
       floorEth: 0,
     });
     firstToken += supply;
+  }
+  // Drawn after everything else, so that a market without a vault is the one drawn before it existed.
+  const vault = shape.collectorNfts ?? 0;
+  if (vault > 0) {
+    collections.push({
+      rank: collections.length,
+      address: address(),
+      name: "Collector Vault",
+      symbol: "VAULT",
+      standard: "erc721",
+      supply: vault,
+      firstToken,
+      sales: 0,
+      plainTransfers: 0,
+      spam: false,
+      airdrops: vault,
+      heldBy: 0,
+      deployedAt: Math.floor(start + random.next() * (days - 30) * DAY),
+      mintSeconds: 3 * DAY,
+      creator: address(),
+      royaltyBps: 0n,
+      floorEth: 0,
+    });
+    firstToken += vault;
   }
   const size: MarketSize = { ...regular, tokens: firstToken };
   return {

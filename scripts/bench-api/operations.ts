@@ -1,14 +1,20 @@
 /**
  * The requests of each REST operation the benchmark measures. Each operation rotates over many
- * paths (the most traded collections, tokens picked across the whole dataset, every window and
- * series shape) so that it measures the service rather than one cached answer.
+ * paths (the most traded collections, collections, tokens and holders picked across the whole
+ * dataset, every window and series shape) so that it measures the service rather than one cached
+ * answer.
  */
 import type { Address } from "../../src/core/hex.ts";
 import { Prng } from "../../src/demo/prng.ts";
 import { type Queryable, toHex } from "../../src/store/pg/database.ts";
+import type { DeepList } from "./deep-pages.ts";
+import { drawHoldings, holdingDeepLists, holdingOperations } from "./holdings.ts";
 
-/** How the verdicts treat an operation: series and rankings must scale with the data. */
-export type OperationKind = "bare" | "list" | "top" | "series" | "nft";
+/**
+ * How the verdicts treat an operation: series and rankings must scale with the data. A
+ * `collection` operation reads a collection's figures by key.
+ */
+export type OperationKind = "bare" | "list" | "top" | "series" | "nft" | "collection";
 
 export interface Operation {
   name: string;
@@ -36,7 +42,20 @@ const SERIES_SHAPES = [
   "DURATION_365_DAYS/GROUP_BY_PERIOD_1_DAY",
 ];
 
+/** Every operation measured on a dataset. */
 export async function operationsFor(sql: Queryable, chainId: number, seed: string): Promise<Operation[]> {
+  return (await benchOperations(sql, chainId, seed)).operations;
+}
+
+/**
+ * Every operation measured on a dataset, and the lists whose 1000th page is compared with their
+ * first once the server runs (`deepPageOperations`), with notes on what was drawn.
+ */
+export async function benchOperations(
+  sql: Queryable,
+  chainId: number,
+  seed: string,
+): Promise<{ operations: Operation[]; deepLists: DeepList[]; notes: string[] }> {
   const popular = (
     await sql<{ contract: Uint8Array }[]>`
       SELECT contract FROM collection_days WHERE chain_id = ${chainId}
@@ -57,11 +76,14 @@ export async function operationsFor(sql: Queryable, chainId: number, seed: strin
   const random = new Prng(`${seed}:requests`);
   const shuffled = (paths: string[]) => random.sample(paths, paths.length);
   const pages = Math.max(1, Math.min(CONTRACT_PAGES, Math.floor((contracts?.n ?? 0) / 20)));
+  const holdings = await drawHoldings(sql, chainId, { tokens });
+  const notes: string[] = [];
+  const deepLists = holdingDeepLists(holdings, notes);
   const series = (what: string) =>
     shuffled(
       popular.flatMap((c) => SERIES_SHAPES.map((shape) => `/collections/v1beta2/${c}/${what}/${shape}`)),
     );
-  return [
+  const operations: Operation[] = [
     { name: "healthz (bare route)", kind: "bare", keyed: false, paths: ["/healthz"] },
     {
       name: "contracts",
@@ -105,5 +127,7 @@ export async function operationsFor(sql: Queryable, chainId: number, seed: strin
       keyed: true,
       paths: tokens.map((t) => `/foundational/v1beta2/nfts/${t}/raw_metadata`),
     },
+    ...holdingOperations(holdings, shuffled),
   ];
+  return { operations, deepLists, notes };
 }

@@ -1,9 +1,15 @@
 /** The benchmark's tables, in markdown, and its verdicts against the API's targets. */
+import { DEEP_PAGE, type DeepPair } from "./deep-pages.ts";
 import type { Measurement } from "./measure.ts";
 
 export const TARGETS = {
-  /** Milliseconds, for every operation at every size. */
-  p99: 20,
+  /**
+   * Milliseconds, for every operation at every size: a repeated question is answered from the
+   * cache, and any other one reads the store.
+   */
+  p99: { cached: 20, uncached: 50 },
+  /** Most a 1000th page's p99 may be over its first page's. */
+  deepPage: 1.5,
   /** Most the p99 of series and rankings may grow from the small dataset to the large one. */
   growth: 1.5,
   /** Least share of the bare route's requests per second every operation must keep. */
@@ -15,6 +21,8 @@ export interface SizeRun {
   /** How the server ran: with its answer cache, or with it off (every request reads the store). */
   mode: "cached" | "uncached";
   measurements: Measurement[];
+  /** Deep pages measured beside their first page. */
+  pairs: DeepPair[];
 }
 
 const ms = (x: number) => (Number.isFinite(x) ? x.toFixed(x < 10 ? 2 : 1) : "-");
@@ -69,6 +77,25 @@ export function growthTable(small: SizeRun, large: SizeRun): string {
   return lines.join("\n");
 }
 
+/** Each deep page's p99 beside its first page's, and their ratio. */
+export function deepTable(run: SizeRun): string {
+  const lines = [
+    `Page ${DEEP_PAGE} against page 1 at ${int(run.sales)} sales, ${run.mode}:`,
+    "",
+    "| list | page 1 p50 / p99 ms | page 1000 p50 / p99 ms | p99 ratio |",
+    "|---|---:|---:|---:|",
+  ];
+  for (const pair of run.pairs) {
+    const first = run.measurements.find((m) => m.operation.name === pair.first);
+    const deep = run.measurements.find((m) => m.operation.name === pair.deep);
+    if (!first || !deep) continue;
+    lines.push(
+      `| ${pair.deep.replace(/ page \d+ /, " ")} | ${ms(first.p50)} / ${ms(first.p99)} | ${ms(deep.p50)} / ${ms(deep.p99)} | ${(deep.p99 / first.p99).toFixed(2)} |`,
+    );
+  }
+  return lines.join("\n");
+}
+
 /** One line per target: PASS or FAIL, and what missed it. */
 export function verdicts(runs: readonly SizeRun[]): { lines: string[]; passed: boolean } {
   const lines: string[] = [];
@@ -90,12 +117,24 @@ export function verdicts(runs: readonly SizeRun[]): { lines: string[]; passed: b
       m.non2xx + m.failed > 0 ? `${m.operation.name} at ${int(run.sales)} ${describe(m)}` : undefined,
     ),
   );
+  const mode = runs[0]?.mode ?? "cached";
   verdict(
-    `p99 under ${TARGETS.p99} ms for every operation`,
+    `p99 under ${TARGETS.p99[mode]} ms for every operation`,
     every((run, m) =>
-      m.p99 < TARGETS.p99 ? undefined : `${m.operation.name} ${ms(m.p99)} ms at ${int(run.sales)}`,
+      m.p99 < TARGETS.p99[run.mode] ? undefined : `${m.operation.name} ${ms(m.p99)} ms at ${int(run.sales)}`,
     ),
   );
+  const deepMisses = runs.flatMap((run) =>
+    run.pairs.flatMap((pair) => {
+      const first = run.measurements.find((m) => m.operation.name === pair.first);
+      const deep = run.measurements.find((m) => m.operation.name === pair.deep);
+      if (!first || !deep) return [];
+      const ratio = deep.p99 / first.p99;
+      return ratio <= TARGETS.deepPage ? [] : [`${pair.deep} ${ratio.toFixed(2)}x at ${int(run.sales)}`];
+    }),
+  );
+  if (runs.some((run) => run.pairs.length > 0))
+    verdict(`every 1000th page's p99 within ${TARGETS.deepPage}x its first page's`, deepMisses);
   verdict(
     `every operation at least ${TARGETS.throughput * 100}% of the bare route's requests/s`,
     every((run, m) => {

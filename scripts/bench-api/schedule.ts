@@ -20,7 +20,10 @@ export const EventKind = {
   Burn: 5,
   /** A new state of pool `subject` (0: WETH/USDC, 1: APE/WETH). */
   PoolMove: 6,
-  /** `size` wallets each sent one unit of a token of the subject spam collection, in one transaction. */
+  /**
+   * `size` wallets each sent one unit of a token of the subject spam collection, in one transaction;
+   * or `size` new tokens of a vault minted to its collector.
+   */
   Airdrop: 7,
 } as const;
 export type EventKind = (typeof EventKind)[keyof typeof EventKind];
@@ -41,6 +44,8 @@ const BURNS_PER_TOKEN = 0.01;
 /** Sales that are sweeps of 2 to 5 NFTs of one collection (ERC-721 only). */
 const SWEEP_SHARE = 0.05;
 const POOL_MOVE_SECONDS = 6 * 3600;
+/** Wallets an airdrop transaction reaches, or tokens a vault's drop mints. */
+const AIRDROP_SIZE: [number, number] = [20, 200];
 
 export function planSchedule(market: Market): Schedule {
   const random = new Prng(`${market.seed}:schedule`);
@@ -63,6 +68,15 @@ export function planSchedule(market: Market): Schedule {
 
   for (const c of market.collections) {
     add(c.deployedAt, EventKind.Deploy, c.rank, 1);
+    if (c.spam || c.heldBy !== undefined) {
+      // Dropped over the days after the deployment, never traded (they come after every traded collection).
+      for (let left = c.airdrops; left > 0; ) {
+        const n = Math.min(left, random.int(...AIRDROP_SIZE));
+        add(c.deployedAt + 60 + random.next() * (c.mintSeconds - 60), EventKind.Airdrop, c.rank, n);
+        left -= n;
+      }
+      continue;
+    }
     // Mints in transactions of 1 to 5 tokens, spread evenly over the mint period, in token order.
     const mints: number[] = [];
     for (let left = c.supply; left > 0; ) {

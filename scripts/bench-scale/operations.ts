@@ -2,18 +2,21 @@
  * The requests of each operation the scale benchmark measures, one operation per question whose
  * cost could grow with the store: each ranking metric on its shortest and longest window, each
  * series on 1 day by 15 minutes and 365 days by 1 day, the contracts list plain and filtered by
- * type, the largest collection's owners, and first pages against the 1000th. Series end at the
- * start of the store's last day, so a store built days ago is asked about its own last day.
+ * type, the largest collection's owners, a collection's figures and floor, a token's owners and a
+ * wallet's NFTs (`holdings.ts`, as `bench:api` asks them), and first pages against the 1000th.
+ * Series end at the start of the store's last day, so a store built days ago is asked about its
+ * own last day.
  */
 import type { Address } from "../../src/core/hex.ts";
 import { Prng } from "../../src/demo/prng.ts";
 import { type Queryable, toHex } from "../../src/store/pg/database.ts";
+import { type DeepList, type DeepPair, deepList } from "../bench-api/deep-pages.ts";
+import { drawHoldings, type Holdings, holdingDeepLists, holdingOperations } from "../bench-api/holdings.ts";
 import type { Operation } from "../bench-api/operations.ts";
 
 const POPULAR = 100;
 const TOKENS = 1000;
 const CONTRACT_PAGES = 50;
-const DEEP_PAGE = 1000;
 const METRICS = [
   ["volume", "METRIC_SALES_VOLUME"],
   ["sales", "METRIC_SALES_QUANTITY"],
@@ -29,32 +32,28 @@ const SERIES_SHAPES = [
   ["365d/1d", "DURATION_365_DAYS/GROUP_BY_PERIOD_1_DAY"],
 ] as const;
 
-/** A deep page and the first page of the same list and size, compared with each other. */
-export interface DeepPair {
-  first: string;
-  deep: string;
-}
-
-/** A list whose 1000th page is measured: `base` ends with `?` or `&`. */
-export interface DeepList {
-  label: string;
-  base: string;
-  size: number;
-}
-
 export interface ScaleOperations {
   operations: Operation[];
   deepLists: DeepList[];
   /** Filled once the deep pages are found on the running server. */
   pairs: DeepPair[];
   /** What the operations were drawn from, for the report. */
-  facts: { largest: Address; holders: number; contracts: number; endDay: string; notes: string[] };
+  facts: {
+    largest: Address;
+    holders: number;
+    contracts: number;
+    endDay: string;
+    holdings: Holdings;
+    notes: string[];
+  };
 }
 
+/** `whales`: the market's busiest wallets, the first holding the collector's vault in a store built with one. */
 export async function scaleOperationsFor(
   sql: Queryable,
   chainId: number,
   seed: string,
+  whales: Address[],
 ): Promise<ScaleOperations> {
   const notes: string[] = [];
   const [chain] = await sql<{ end: string }[]>`
@@ -141,56 +140,19 @@ export async function scaleOperationsFor(
     ),
   );
 
-  // The 1000th page against the first, at the largest page size that still has 1000 pages.
-  const deepLists: DeepList[] = [];
-  const deep = (label: string, base: string, rows: number) => {
-    const size = Math.min(20, Math.floor(rows / DEEP_PAGE));
-    if (size < 1)
-      notes.push(`${label}: ${rows.toLocaleString("en")} rows hold no ${DEEP_PAGE}th page; not measured`);
-    else deepLists.push({ label, base, size });
-  };
-  deep("contracts", contractsBase, contracts);
-  deep("owners of the largest", ownersBase, holders);
-  return { operations, deepLists, pairs: [], facts: { largest, holders, contracts, endDay, notes } };
-}
+  const holdings = await drawHoldings(sql, chainId, { tokens, whales });
+  operations.push(...holdingOperations(holdings, shuffled));
 
-/**
- * The first and the 1000th page of each list, as operations: the 1000th reached by following
- * `nextPageToken` from the first where the API gives one, by offset where it does not.
- */
-export async function deepPageOperations(
-  url: string,
-  apiKey: string,
-  lists: readonly DeepList[],
-): Promise<{ operations: Operation[]; pairs: DeepPair[]; notes: string[] }> {
-  const operations: Operation[] = [];
-  const pairs: DeepPair[] = [];
-  const notes: string[] = [];
-  const get = async (path: string): Promise<{ nextPageToken?: string }> => {
-    const response = await fetch(`${url}${path}`, { headers: { "x-api-key": apiKey } });
-    if (!response.ok) throw new Error(`GET ${path}: ${response.status} ${await response.text()}`);
-    return (await response.json()) as { nextPageToken?: string };
+  // The 1000th page against the first, at the largest page size that still has 1000 pages.
+  const deepLists = [
+    deepList("contracts", contractsBase, contracts, notes),
+    deepList("owners of the largest", ownersBase, holders, notes),
+  ].filter((l): l is DeepList => l !== undefined);
+  deepLists.push(...holdingDeepLists(holdings, notes));
+  return {
+    operations,
+    deepLists,
+    pairs: [],
+    facts: { largest, holders, contracts, endDay, holdings, notes },
   };
-  for (const { label, base, size } of lists) {
-    const firstPath = `${base}limit=${size}`;
-    let token = (await get(firstPath)).nextPageToken;
-    let deepPath: string;
-    if (token === undefined) {
-      deepPath = `${base}limit=${size}&offset=${(DEEP_PAGE - 1) * size}`;
-      notes.push(`${label}: no nextPageToken; page ${DEEP_PAGE} asked for by offset`);
-    } else {
-      for (let page = 2; page < DEEP_PAGE && token !== undefined; page++) {
-        token = (await get(`${base}limit=${size}&pageToken=${encodeURIComponent(token)}`)).nextPageToken;
-      }
-      if (token === undefined) throw new Error(`${label}: the pages ended before page ${DEEP_PAGE}`);
-      deepPath = `${base}limit=${size}&pageToken=${encodeURIComponent(token)}`;
-      notes.push(`${label}: page ${DEEP_PAGE} reached by following nextPageToken`);
-    }
-    const first = `${label} page 1 (${size} a page)`;
-    const deep = `${label} page ${DEEP_PAGE} (${size} a page)`;
-    operations.push({ name: first, kind: "list", keyed: true, paths: [firstPath] });
-    operations.push({ name: deep, kind: "list", keyed: true, paths: [deepPath] });
-    pairs.push({ first, deep });
-  }
-  return { operations, pairs, notes };
 }

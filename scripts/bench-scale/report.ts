@@ -3,6 +3,7 @@
 import { statfsSync } from "node:fs";
 import { cpus, freemem, loadavg, totalmem } from "node:os";
 import type { Sql } from "../../src/store/pg/database.ts";
+import type { Holdings } from "../bench-api/holdings.ts";
 import type { Measurement } from "../bench-api/measure.ts";
 import type { BatchTiming, IngestResult } from "./on-top.ts";
 import type { ScaleOperations } from "./operations.ts";
@@ -129,6 +130,19 @@ export function printReport(report: {
     return `${(seconds / 60).toFixed(1)} min; ${int(transfers / seconds)} transfers/s, ${int(writes / seconds)} row writes/s`;
   };
   row("build (at nice 19, machine shared)", build(small), build(large), "", "", undefined);
+  const holdings = (run: StoreRun | undefined, pick: (h: Holdings) => string) => {
+    const h = run?.api?.operations.facts.holdings;
+    return h ? pick(h) : "-";
+  };
+  const holdingsFact = (label: string, pick: (h: Holdings) => string) =>
+    row(label, holdings(small, pick), holdings(large, pick), "", "", undefined);
+  holdingsFact("largest wallet's NFTs", (h) => int(h.whaleNfts));
+  holdingsFact("most owned token's owners", (h) => int(h.crowded[0]?.owners ?? 0));
+  holdingsFact("busiest collection's NFT transfers", (h) => int(h.busiest?.transfers ?? 0));
+  holdingsFact("collections with punk offers", (h) => int(h.offered.length));
+  fact("built with the collector's vault and punk offers", (f) =>
+    f.shape.collectorNfts === undefined ? "**no: rebuild**" : "yes",
+  );
 
   if (small?.api || large?.api) {
     section(

@@ -13,11 +13,12 @@ import { connectDatabase, type Sql } from "../../src/store/pg/database.ts";
 import { migrate } from "../../src/store/pg/migrate.ts";
 import { ensureChain } from "../../src/store/tables/chain-state.ts";
 import { createApiKey, startApi } from "../bench-api/api-process.ts";
+import { deepPageOperations } from "../bench-api/deep-pages.ts";
 import { type LoadSettings, type Measurement, measure } from "../bench-api/measure.ts";
 import { type ContinuationSpec, mergeBatches } from "./continuation.ts";
 import { type CpuLock, cpuLock } from "./cpu-lock.ts";
 import { type BatchTiming, type IngestResult, ingestPass, rankingsPass, restoreStore } from "./on-top.ts";
-import { deepPageOperations, type ScaleOperations, scaleOperationsFor } from "./operations.ts";
+import { type ScaleOperations, scaleOperationsFor } from "./operations.ts";
 import { machineState, printReport, type StoreFacts, type StoreRun } from "./report.ts";
 import { started } from "./running.ts";
 import { scaleMarket } from "./shape.ts";
@@ -75,9 +76,16 @@ export async function measureStores(options: MeasureOptions): Promise<void> {
           `(${facts.activeLastDay.toLocaleString("en")} with transfers in the last day, ${facts.soldLastDay.toLocaleString("en")} with sales), ` +
           `${(facts.bytes / 2 ** 30).toFixed(1)} GiB`,
       );
+      if (meta.shape.collectorNfts === undefined) {
+        log(
+          `  NOTE: ${store.dir} was built before the collector's vault and the punk offers existed: its largest ` +
+            "wallet holds only what its busiest trader kept, and every floor is read on the path without offers. " +
+            `Remove the directory and build it again (--build ${label}) to measure a wallet of ${(meta.shape.transfers / 1000).toLocaleString("en")} NFTs and the offers' floor.`,
+        );
+      }
       const run: StoreRun = { label, meta, facts };
       if (options.phases.includes("api")) {
-        run.api = await apiPhase(server.url, sql, store, lock, options, server.pid);
+        run.api = await apiPhase(server.url, sql, store, market, lock, options, server.pid);
       }
       if (options.phases.includes("rankings")) {
         const batches = continuation.slice(0, options.continuation.batches);
@@ -136,12 +144,14 @@ async function apiPhase(
   url: string,
   sql: Sql,
   store: ScaleStore,
+  market: ReturnType<typeof scaleMarket>,
   lock: CpuLock,
   options: MeasureOptions,
   postgresPid: number | undefined,
 ): Promise<{ operations: ScaleOperations; measurements: Measurement[] }> {
   const { log } = options;
-  const operations = await scaleOperationsFor(sql, CHAIN_ID, options.seed);
+  // The market's first wallets trade the most, and the first holds the collector's vault.
+  const operations = await scaleOperationsFor(sql, CHAIN_ID, options.seed, market.wallets.slice(0, 100));
   for (const note of operations.facts.notes) log(`  ${note}`);
   const apiKey = await createApiKey(url, `scale-${Date.now()}`);
   const api = await started(
