@@ -38,10 +38,11 @@ import { migrate } from "../src/store/pg/migrate.ts";
 import { processTreeCpu } from "./bench/process-cpu.ts";
 
 /**
- * The API's list indexes the indexer writes on every transfer: a wallet's NFTs (migration 0020) and
- * the punk offers' BRIN (0021; the offers' key is the table's own and stays).
+ * The API's list indexes the indexer writes: a wallet's NFTs (migration 0020), on every transfer;
+ * the punk offers' BRIN (0021) and open offers (0025), on punk offers only (the offers' key is the
+ * table's own and stays).
  */
-const DEFAULT_INDEXES = ["token_balances_by_holder", "punk_offers_by_block"];
+const DEFAULT_INDEXES = ["token_balances_by_holder", "punk_offers_by_block", "punk_offers_open"];
 
 const { values: args } = parseArgs({
   options: {
