@@ -45,6 +45,8 @@ const NOT_FOUND_OPERATIONS = [
   "mintlens.v1beta2.FoundationalService.ListTokenOwners",
   "mintlens.v1beta2.CollectionsService.GetCollectionMetadata",
   "mintlens.v1beta2.CollectionsService.GetCollectionTotals",
+  "mintlens.v1beta2.CollectionsService.ListStringTraits",
+  "mintlens.v1beta2.CollectionsService.ListNumericTraits",
   "mintlens.v1beta2.MarketplacesService.GetFloorPrice",
 ];
 

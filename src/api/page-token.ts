@@ -19,8 +19,11 @@ import { InvalidArgumentError } from "./errors.ts";
 /** The layout of tokens written now; a later layout gets a new number, and this one is still read or refused clearly. */
 const VERSION = 1;
 
-/** Longer than any token this module writes; anything longer is refused before it is decoded. */
-const MAX_TOKEN_LENGTH = 512;
+/**
+ * Longer than any token this module writes (the longest holds a trait's name and value, up to 1,280
+ * characters, each at most six in JSON); anything longer is refused before it is decoded.
+ */
+const MAX_TOKEN_LENGTH = 12_288;
 
 const BASE64URL = /^[A-Za-z0-9_-]+$/;
 
@@ -65,6 +68,14 @@ export const microsPart: KeyPart<bigint> = {
 };
 const MIN_MICROS = -62_135_596_800_000_000n;
 const MAX_MICROS = 253_402_300_799_999_999n;
+
+/** Text of at most `max` UTF-16 code units (a trait's name or value). */
+export function textPart(max: number): KeyPart<string> {
+  return {
+    write: (value) => value,
+    read: (json) => (typeof json === "string" && json.length <= max ? json : undefined),
+  };
+}
 
 /** A value that may be absent (a contract's unknown mint time), written as JSON `null`. */
 export function nullable<T>(part: KeyPart<T>): KeyPart<T | null> {

@@ -230,7 +230,7 @@ export function parseTokenId(raw: RawScalar, field: string = FIELD.tokenId): big
 // ---------------------------------------------------------------------------------------------
 // Paging.
 
-export type PagedEndpoint = "contracts" | "top" | "owners" | "walletNfts";
+export type PagedEndpoint = "contracts" | "top" | "owners" | "walletNfts" | "traits";
 
 /** Default and maximum `limit` of each paged endpoint. */
 export const LIMITS: Readonly<Record<PagedEndpoint, { default: number; max: number }>> = {
@@ -238,6 +238,7 @@ export const LIMITS: Readonly<Record<PagedEndpoint, { default: number; max: numb
   top: { default: 20, max: 500 },
   owners: { default: 500, max: 500 },
   walletNfts: { default: 500, max: 500 },
+  traits: { default: 500, max: 500 },
 };
 
 /**

@@ -5,10 +5,12 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import type { ContractType as StoreContractType } from "../core/types.ts";
 import {
+  DisplayType,
   type GetCollectionMetadataResponse,
   GetCollectionMetadataResponseSchema,
   type GetCollectionTotalsResponse,
   GetCollectionTotalsResponseSchema,
+  type NumericTraitSchema,
   type OwnerSchema,
   type OwnersCountDataPoint,
   OwnersCountDataPointSchema,
@@ -16,6 +18,7 @@ import {
   PriceDataPointSchema,
   type SalesVolumeDataPoint,
   SalesVolumeDataPointSchema,
+  type StringTraitSchema,
   type SupplyDataPoint,
   SupplyDataPointSchema,
   type TopCollection,
@@ -30,6 +33,7 @@ import {
   type GetNftRawMetadataResponse,
   GetNftRawMetadataResponseSchema,
   type NftSchema,
+  RarityMethod,
   type SaleSchema,
   type TokenOwnerSchema,
 } from "../gen/mintlens/v1beta2/foundational_pb.ts";
@@ -38,6 +42,7 @@ import {
   GetFloorPriceResponseSchema,
 } from "../gen/mintlens/v1beta2/marketplaces_pb.ts";
 import type { WalletNftSchema } from "../gen/mintlens/v1beta2/wallets_pb.ts";
+import { type NumericDisplayType, traitPercentage } from "../metadata/traits.ts";
 import type { CollectionFacts } from "../store/read/collection.ts";
 import type { ContractListing } from "../store/read/contracts.ts";
 import type { RawDocument } from "../store/read/metadata.ts";
@@ -45,6 +50,7 @@ import type { NftDetails, NftSale } from "../store/read/nft.ts";
 import type { SeriesPoint } from "../store/read/series.ts";
 import type { TokenOwner } from "../store/read/token-owners.ts";
 import type { Ranked } from "../store/read/top.ts";
+import type { NumericTrait, StringTrait } from "../store/read/traits.ts";
 import type { WalletNft } from "../store/read/wallet-nfts.ts";
 import {
   averageUnitPrice,
@@ -243,7 +249,43 @@ export function nftDetailsMessage(details: NftDetails, imageBase = ""): GetNftDe
     nft: nftInit(details, imageBase),
     metrics: { quantity: uint64(details.quantity), ownerCount: uint64(details.ownerCount) },
     lastSale: details.lastSale && saleInit(details.lastSale),
+    rarity: details.rarity && {
+      method: RarityMethod.INFORMATION_CONTENT,
+      score: details.rarity.score,
+      rank: uint64(details.rarity.rank),
+      collectionSize: uint64(details.rarity.collectionSize),
+      rankedAt: formatTimestamp(details.rarity.rankedAt),
+    },
   });
+}
+
+/** A string trait; its share is of the collection's `documents` (tokens with a fetched document). */
+export function stringTraitMessage(
+  trait: StringTrait,
+  documents: bigint,
+): MessageInitShape<typeof StringTraitSchema> {
+  return {
+    name: trait.name,
+    value: trait.value,
+    nftsCount: uint64(trait.tokens),
+    nftsPercentage: traitPercentage(trait.tokens, documents),
+  };
+}
+
+const DISPLAY_TYPE: Readonly<Record<NumericDisplayType, DisplayType>> = {
+  DISPLAY_TYPE_STAT: DisplayType.STAT,
+  DISPLAY_TYPE_BOOST: DisplayType.BOOST,
+  DISPLAY_TYPE_BOOST_PERCENTAGE: DisplayType.BOOST_PERCENTAGE,
+  DISPLAY_TYPE_DATE: DisplayType.DATE,
+};
+
+export function numericTraitMessage(trait: NumericTrait): MessageInitShape<typeof NumericTraitSchema> {
+  return {
+    name: trait.name,
+    displayType: DISPLAY_TYPE[trait.displayType],
+    valueMin: trait.min,
+    valueMax: trait.max,
+  };
 }
 
 export function walletNftMessage(

@@ -20,6 +20,7 @@ import { listOwners } from "../store/read/owners.ts";
 import { collectionSeries, type SeriesPoint } from "../store/read/series.ts";
 import { listTokenOwners } from "../store/read/token-owners.ts";
 import { type RankingMetric, topCollections } from "../store/read/top.ts";
+import { listNumericTraits, listStringTraits } from "../store/read/traits.ts";
 import { listWalletNfts } from "../store/read/wallet-nfts.ts";
 import type { DataVersion } from "./data-version.ts";
 import { NotFoundError } from "./errors.ts";
@@ -32,6 +33,7 @@ import {
   nullable,
   pageTokens,
   queryFingerprint,
+  textPart,
 } from "./page-token.ts";
 import {
   checkPaging,
@@ -60,11 +62,13 @@ import {
   contractMessage,
   floorPriceMessage,
   nftDetailsMessage,
+  numericTraitMessage,
   ownerMessage,
   ownersCountPoint,
   pricePoint,
   rawMetadataMessage,
   salesVolumePoint,
+  stringTraitMessage,
   supplyPoints,
   tokenOwnerMessage,
   topCollectionMessage,
@@ -125,6 +129,10 @@ const OWNER_TOKENS = pageTokens(naturalPart, addressPart);
 const TOKEN_OWNER_TOKENS = pageTokens(addressPart);
 /** Page tokens of a wallet's NFTs: the contract and token id. */
 const HOLDING_TOKENS = pageTokens(addressPart, naturalPart);
+/** Page tokens of string traits: the name and value (at most 256 and 1,024 characters, as normalised). */
+const STRING_TRAIT_TOKENS = pageTokens(textPart(256), textPart(1_024));
+/** Page tokens of numeric traits: the name and display type. */
+const NUMERIC_TRAIT_TOKENS = pageTokens(textPart(256), textPart(64));
 /** Page tokens of a ranking: the value it orders by (a decimal for the average price) and the address. */
 const RANKING_TOKENS = pageTokens(decimalPart, addressPart);
 
@@ -388,6 +396,70 @@ export function createApiService(options: ApiServiceOptions): Map<string, Operat
           const facts = await collectionFacts(sql, chainId, contract, { sales: true });
           if (facts === undefined) throw unknownCollection();
           return collectionTotalsMessage(facts);
+        },
+      };
+    },
+
+    listStringTraits(fields) {
+      const contract = parseAddress(one(fields, "contract_address"));
+      const limit = parseLimit(one(fields, "limit"), "traits");
+      const offset = parseOffset(one(fields, "offset"));
+      const pageToken = parsePageToken(one(fields, "page_token"));
+      checkPaging(offset, pageToken);
+      const list = queryFingerprint("ListStringTraits", { chainId, contract });
+      const from = pageToken === undefined ? undefined : STRING_TRAIT_TOKENS.read(pageToken, list);
+      return {
+        key: `${contract}|${limit}|${offset}|${pageToken ?? ""}`,
+        withMetadata: true,
+        read: async () => {
+          // One row more than asked says whether a next page exists.
+          const found = await listStringTraits(sql, chainId, contract, {
+            limit: limit + 1,
+            offset,
+            after: from && { name: from[0], value: from[1] },
+          });
+          if (found === undefined) throw unknownCollection();
+          const page = found.traits.slice(0, limit);
+          const last = page[page.length - 1];
+          return create(CollectionsService.method.listStringTraits.output, {
+            traits: page.map((trait) => stringTraitMessage(trait, found.documents)),
+            nextPageToken:
+              found.traits.length > limit && last
+                ? STRING_TRAIT_TOKENS.write(list, [last.name, last.value])
+                : "",
+          });
+        },
+      };
+    },
+
+    listNumericTraits(fields) {
+      const contract = parseAddress(one(fields, "contract_address"));
+      const limit = parseLimit(one(fields, "limit"), "traits");
+      const offset = parseOffset(one(fields, "offset"));
+      const pageToken = parsePageToken(one(fields, "page_token"));
+      checkPaging(offset, pageToken);
+      const list = queryFingerprint("ListNumericTraits", { chainId, contract });
+      const from = pageToken === undefined ? undefined : NUMERIC_TRAIT_TOKENS.read(pageToken, list);
+      return {
+        key: `${contract}|${limit}|${offset}|${pageToken ?? ""}`,
+        withMetadata: true,
+        read: async () => {
+          // One row more than asked says whether a next page exists.
+          const rows = await listNumericTraits(sql, chainId, contract, {
+            limit: limit + 1,
+            offset,
+            after: from && { name: from[0], displayType: from[1] },
+          });
+          if (rows === undefined) throw unknownCollection();
+          const page = rows.slice(0, limit);
+          const last = page[page.length - 1];
+          return create(CollectionsService.method.listNumericTraits.output, {
+            traits: page.map(numericTraitMessage),
+            nextPageToken:
+              rows.length > limit && last
+                ? NUMERIC_TRAIT_TOKENS.write(list, [last.name, last.displayType])
+                : "",
+          });
         },
       };
     },

@@ -34,6 +34,7 @@ import {
   type TakeShares,
   takeDueTokens,
 } from "../store/tables/metadata.ts";
+import { DEFAULT_RANKING_POLICY, type RankingPolicy, rankDueCollections } from "../store/tables/rarity.ts";
 import { readDocument } from "./document.ts";
 import { type Fetcher, FetchFailed, FetchRefused } from "./fetch.ts";
 import { type BreakerSettings, createHostGate, HostNotTaken } from "./host-gate.ts";
@@ -61,6 +62,10 @@ export interface MetadataWorkerOptions {
   breaker?: BreakerSettings;
   /** Called after each token is worked on, with what became of it. */
   onToken?: (token: QueuedToken, status: TokenStatus) => void;
+  /** When collections whose traits changed are ranked again; `DEFAULT_RANKING_POLICY` unless given. */
+  ranking?: Partial<RankingPolicy>;
+  /** How often to look for collections to rank, in ms: default 2,000. */
+  rankEveryMs?: number;
 }
 
 /**
@@ -425,6 +430,25 @@ export async function runMetadataWorker(options: MetadataWorkerOptions, signal: 
     if (status !== undefined) options.onToken?.(token, status);
   };
 
+  // Ranking runs beside the fetching, one pass at a time, at most every `rankEveryMs`.
+  const ranking = { ...DEFAULT_RANKING_POLICY, ...options.ranking };
+  const rankEveryMs = options.rankEveryMs ?? 2_000;
+  let lastRank = 0;
+  let ranker: Promise<void> | undefined;
+  const rank = () => {
+    if (ranker !== undefined || Date.now() - lastRank < rankEveryMs) return;
+    lastRank = Date.now();
+    ranker = rankDueCollections(sql, chainId, ranking)
+      .then(
+        () => undefined,
+        (error: unknown) =>
+          logger.warn({ err: error, chainId }, "ranking collections by rarity failed; trying again"),
+      )
+      .finally(() => {
+        ranker = undefined;
+      });
+  };
+
   const running = new Set<Promise<void>>();
   let lastPull = 0;
   // Where the next take's walk over the queued contracts starts, and whether the last one stopped
@@ -436,6 +460,7 @@ export async function runMetadataWorker(options: MetadataWorkerOptions, signal: 
     walkGoesOn = next !== undefined;
   };
   while (!signal.aborted) {
+    rank();
     const free = concurrency - running.size;
     let taken: QueuedToken[] = [];
     let pulled = false;
@@ -487,4 +512,5 @@ export async function runMetadataWorker(options: MetadataWorkerOptions, signal: 
     }
   }
   await Promise.allSettled(running);
+  await ranker;
 }

@@ -70,6 +70,14 @@ const ORIGINAL: Record<string, { get: string; query: string[] }> = {
     query: ["limit", "offset"],
   },
   ListWalletNfts: { get: "/wallets/v1beta2/{address}/nfts", query: ["limit", "offset", "contractAddress"] },
+  ListStringTraits: {
+    get: "/collections/v1beta2/{contract_address}/traits/string",
+    query: ["limit", "offset"],
+  },
+  ListNumericTraits: {
+    get: "/collections/v1beta2/{contract_address}/traits/numeric",
+    query: ["limit", "offset"],
+  },
 };
 
 /** Every operation served: the seed's and the original service's others. */
@@ -81,6 +89,8 @@ const ADDED: Record<string, string[]> = {
   ListCollectionOwners: ["pageToken"],
   ListTokenOwners: ["pageToken"],
   ListWalletNfts: ["pageToken"],
+  ListStringTraits: ["pageToken"],
+  ListNumericTraits: ["pageToken"],
   GetTopCollections: ["pageToken", "includeFlaggedSales"],
   GetPrices: ["includeFlaggedSales"],
   GetSalesVolume: ["includeFlaggedSales"],
@@ -207,6 +217,8 @@ describe("the OpenAPI document describes the same operations", () => {
         "GetCollectionTotals",
         "GetFloorPrice",
         "ListTokenOwners",
+        "ListStringTraits",
+        "ListNumericTraits",
       ].includes(name);
       assert.deepEqual(statuses, ["200", "400", "401", ...(notFound ? ["404"] : []), "429", "500", "503"]);
     }

@@ -34,6 +34,17 @@ export interface NftDetails {
   lastSale: NftSale | undefined;
   /** The normalised fields of the token's metadata document; undefined until one is fetched. */
   metadata: NftMetadataFields | undefined;
+  /** The token's rarity as last ranked; undefined until its collection is ranked with its document. */
+  rarity?: NftRarityFields | undefined;
+}
+
+export interface NftRarityFields {
+  /** Bits of information content (see `informationScores`). */
+  score: number;
+  rank: bigint;
+  /** Tokens ranked, and when. */
+  collectionSize: bigint;
+  rankedAt: Date;
 }
 
 export interface NftMetadataFields {
@@ -58,7 +69,7 @@ export async function nftDetails(
 ): Promise<NftDetails | undefined> {
   const address = Buffer.from(bare(contract), "hex");
   const id = tokenId.toString();
-  const [[mint], [held], [collection], [sale], [metadata]] = await Promise.all([
+  const [[mint], [held], [collection], [sale], [metadata], [rarity]] = await Promise.all([
     sql<{ tx_hash: Uint8Array; log_index: number; block_time: Date }[]>`
       SELECT tx_hash, log_index, block_time FROM tokens
       WHERE chain_id = ${chainId} AND contract = ${address} AND token_id = ${id}::numeric`,
@@ -95,6 +106,11 @@ export async function nftDetails(
              image_uri_original AS "imageUriOriginal", image_mime_type AS "imageMimeType"
       FROM token_metadata
       WHERE chain_id = ${chainId} AND contract = ${address} AND token_id = ${id}::numeric AND status = 'ok'`,
+    sql<{ score: number; rank: string; size: string; ranked_at: Date }[]>`
+      SELECT r.score, r.rank::text, t.ranked_documents::text AS size, t.ranked_at
+      FROM token_rarity r
+      JOIN collection_trait_totals t ON t.chain_id = r.chain_id AND t.contract = r.contract
+      WHERE r.chain_id = ${chainId} AND r.contract = ${address} AND r.token_id = ${id}::numeric`,
   ]);
   const quantity = BigInt(held?.quantity ?? 0);
   if (!mint && quantity === 0n) return undefined;
@@ -139,5 +155,11 @@ export async function nftDetails(
     ownerCount: BigInt(held?.owners ?? 0),
     lastSale,
     metadata,
+    rarity: rarity && {
+      score: rarity.score,
+      rank: BigInt(rarity.rank),
+      collectionSize: BigInt(rarity.size),
+      rankedAt: rarity.ranked_at,
+    },
   };
 }

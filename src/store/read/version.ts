@@ -4,7 +4,7 @@ import type { Queryable } from "../pg/database.ts";
 export interface VersionParts {
   /** Moves with every commit and rollback of the indexer (its next block and the time of its write). */
   chain: string;
-  /** Moves with every document the metadata worker stores (the newest fetch time). */
+  /** Moves with every document the metadata worker stores (the newest fetch time) and every ranking of a collection. */
   metadata: string;
 }
 
@@ -13,6 +13,8 @@ export async function dataVersion(sql: Queryable, chainId: number): Promise<Vers
   const [row] = await sql<{ chain: string | null; metadata: string | null }[]>`
     SELECT (SELECT next_block::text || '@' || extract(epoch FROM updated_at)::text FROM chains
             WHERE chain_id = ${chainId}) AS chain,
-           (SELECT extract(epoch FROM max(fetched_at))::text FROM token_metadata WHERE chain_id = ${chainId}) AS metadata`;
+           (SELECT extract(epoch FROM max(fetched_at))::text FROM token_metadata WHERE chain_id = ${chainId})
+           || '/' || coalesce((SELECT extract(epoch FROM max(ranked_at))::text FROM collection_trait_totals
+                               WHERE chain_id = ${chainId}), '-') AS metadata`;
   return { chain: row?.chain ?? "none", metadata: row?.metadata ?? "-" };
 }

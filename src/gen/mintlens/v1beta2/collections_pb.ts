@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file mintlens/v1beta2/collections.proto.
  */
 export const file_mintlens_v1beta2_collections: GenFile = /*@__PURE__*/
-  fileDesc("CiJtaW50bGVucy92MWJldGEyL2NvbGxlY3Rpb25zLnByb3RvEhBtaW50bGVucy52MWJldGEyIpYCChhHZXRUb3BDb2xsZWN0aW9uc1JlcXVlc3QSKAoGbWV0cmljGAEgASgOMhgubWludGxlbnMudjFiZXRhMi5NZXRyaWMSLAoIZHVyYXRpb24YAiABKA4yGi5taW50bGVucy52MWJldGEyLkR1cmF0aW9uEhIKBWxpbWl0GAMgASgNSACIAQESEwoGb2Zmc2V0GAQgASgNSAGIAQESFwoKcGFnZV90b2tlbhgFIAEoCUgCiAEBEiIKFWluY2x1ZGVfZmxhZ2dlZF9zYWxlcxgGIAEoCEgDiAEBQggKBl9saW1pdEIJCgdfb2Zmc2V0Qg0KC19wYWdlX3Rva2VuQhgKFl9pbmNsdWRlX2ZsYWdnZWRfc2FsZXMiagoZR2V0VG9wQ29sbGVjdGlvbnNSZXNwb25zZRI0Cgtjb2xsZWN0aW9ucxgBIAMoCzIfLm1pbnRsZW5zLnYxYmV0YTIuVG9wQ29sbGVjdGlvbhIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkigAMKDVRvcENvbGxlY3Rpb24SGAoQY29udHJhY3RfYWRkcmVzcxgBIAEoCRIVCg1jb250cmFjdF9uYW1lGAIgASgJEhkKDHNhbGVzX3ZvbHVtZRgDIAEoCUgAiAEBEhgKC3NhbGVzX2NvdW50GAQgASgESAGIAQESFgoJbWF4X3ByaWNlGAUgASgJSAKIAQESFgoJYXZnX3ByaWNlGAYgASgJSAOIAQESMwoKY29sbGVjdGlvbhgHIAEoCzIfLm1pbnRsZW5zLnYxYmV0YTIuQ29sbGVjdGlvblJlZhIUCgxtZXRyaWNfdmFsdWUYCCABKAkSGwoTZmxhZ2dlZF9zYWxlc19jb3VudBgJIAEoBBIWCg5mbGFnZ2VkX3ZvbHVtZRgKIAEoCRIcChR1bnByaWNlZF9zYWxlc19jb3VudBgLIAEoBEIPCg1fc2FsZXNfdm9sdW1lQg4KDF9zYWxlc19jb3VudEIMCgpfbWF4X3ByaWNlQgwKCl9hdmdfcHJpY2UiNwoNQ29sbGVjdGlvblJlZhIYChBjb250cmFjdF9hZGRyZXNzGAEgASgJEgwKBG5hbWUYAiABKAki7gEKG0xpc3RDb2xsZWN0aW9uT3duZXJzUmVxdWVzdBIYChBjb250cmFjdF9hZGRyZXNzGAEgASgJEhIKBWxpbWl0GAIgASgNSACIAQESEwoGb2Zmc2V0GAMgASgNSAGIAQESPAoOc29ydF9kaXJlY3Rpb24YBCABKA4yHy5taW50bGVucy52MWJldGEyLlNvcnREaXJlY3Rpb25IAogBARIXCgpwYWdlX3Rva2VuGAUgASgJSAOIAQFCCAoGX2xpbWl0QgkKB19vZmZzZXRCEQoPX3NvcnRfZGlyZWN0aW9uQg0KC19wYWdlX3Rva2VuIl8KHExpc3RDb2xsZWN0aW9uT3duZXJzUmVzcG9uc2USJgoFb3duZXIYASADKAsyFy5taW50bGVucy52MWJldGEyLk93bmVyEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSItCgVPd25lchIPCgdhZGRyZXNzGAEgASgJEhMKC293bmVkX2NvdW50GAIgASgEIsABChBHZXRTdXBwbHlSZXF1ZXN0EhgKEGNvbnRyYWN0X2FkZHJlc3MYASABKAkSLAoIZHVyYXRpb24YAiABKA4yGi5taW50bGVucy52MWJldGEyLkR1cmF0aW9uEjgKD2dyb3VwX2J5X3BlcmlvZBgDIAEoDjIfLm1pbnRsZW5zLnYxYmV0YTIuR3JvdXBCeVBlcmlvZBIZCgx0aW1lc3RhbXBfbHQYBCABKAlIAIgBAUIPCg1fdGltZXN0YW1wX2x0IksKEUdldFN1cHBseVJlc3BvbnNlEjYKC2RhdGFfcG9pbnRzGAEgAygLMiEubWludGxlbnMudjFiZXRhMi5TdXBwbHlEYXRhUG9pbnQicAoPU3VwcGx5RGF0YVBvaW50EhEKCXRpbWVzdGFtcBgBIAEoCRIOCgZtaW50ZWQYAiABKAQSDgoGYnVybmVkGAMgASgEEhQKDHRvdGFsX21pbnRlZBgEIAEoBBIUCgx0b3RhbF9idXJuZWQYBSABKAQixQEKFUdldE93bmVyc0NvdW50UmVxdWVzdBIYChBjb250cmFjdF9hZGRyZXNzGAEgASgJEiwKCGR1cmF0aW9uGAIgASgOMhoubWludGxlbnMudjFiZXRhMi5EdXJhdGlvbhI4Cg9ncm91cF9ieV9wZXJpb2QYAyABKA4yHy5taW50bGVucy52MWJldGEyLkdyb3VwQnlQZXJpb2QSGQoMdGltZXN0YW1wX2x0GAQgASgJSACIAQFCDwoNX3RpbWVzdGFtcF9sdCJVChZHZXRPd25lcnNDb3VudFJlc3BvbnNlEjsKC2RhdGFfcG9pbnRzGAEgAygLMiYubWludGxlbnMudjFiZXRhMi5Pd25lcnNDb3VudERhdGFQb2ludCI4ChRPd25lcnNDb3VudERhdGFQb2ludBIRCgl0aW1lc3RhbXAYASABKAkSDQoFY291bnQYAiABKAQi/gEKEEdldFByaWNlc1JlcXVlc3QSGAoQY29udHJhY3RfYWRkcmVzcxgBIAEoCRIsCghkdXJhdGlvbhgCIAEoDjIaLm1pbnRsZW5zLnYxYmV0YTIuRHVyYXRpb24SOAoPZ3JvdXBfYnlfcGVyaW9kGAMgASgOMh8ubWludGxlbnMudjFiZXRhMi5Hcm91cEJ5UGVyaW9kEhkKDHRpbWVzdGFtcF9sdBgEIAEoCUgAiAEBEiIKFWluY2x1ZGVfZmxhZ2dlZF9zYWxlcxgFIAEoCEgBiAEBQg8KDV90aW1lc3RhbXBfbHRCGAoWX2luY2x1ZGVfZmxhZ2dlZF9zYWxlcyJKChFHZXRQcmljZXNSZXNwb25zZRI1CgtkYXRhX3BvaW50cxgBIAMoCzIgLm1pbnRsZW5zLnYxYmV0YTIuUHJpY2VEYXRhUG9pbnQihQEKDlByaWNlRGF0YVBvaW50EhEKCXRpbWVzdGFtcBgBIAEoCRILCgNtaW4YAiABKAkSCwoDbWF4GAMgASgJEgsKA2F2ZxgEIAEoCRIbChNmbGFnZ2VkX3NhbGVzX2NvdW50GAUgASgEEhwKFHVucHJpY2VkX3NhbGVzX2NvdW50GAYgASgEIoMCChVHZXRTYWxlc1ZvbHVtZVJlcXVlc3QSGAoQY29udHJhY3RfYWRkcmVzcxgBIAEoCRIsCghkdXJhdGlvbhgCIAEoDjIaLm1pbnRsZW5zLnYxYmV0YTIuRHVyYXRpb24SOAoPZ3JvdXBfYnlfcGVyaW9kGAMgASgOMh8ubWludGxlbnMudjFiZXRhMi5Hcm91cEJ5UGVyaW9kEhkKDHRpbWVzdGFtcF9sdBgEIAEoCUgAiAEBEiIKFWluY2x1ZGVfZmxhZ2dlZF9zYWxlcxgFIAEoCEgBiAEBQg8KDV90aW1lc3RhbXBfbHRCGAoWX2luY2x1ZGVfZmxhZ2dlZF9zYWxlcyJVChZHZXRTYWxlc1ZvbHVtZVJlc3BvbnNlEjsKC2RhdGFfcG9pbnRzGAEgAygLMiYubWludGxlbnMudjFiZXRhMi5TYWxlc1ZvbHVtZURhdGFQb2ludCKYAQoUU2FsZXNWb2x1bWVEYXRhUG9pbnQSEQoJdGltZXN0YW1wGAEgASgJEhAKCHF1YW50aXR5GAIgASgEEg4KBnZvbHVtZRgDIAEoCRIYChBmbGFnZ2VkX3F1YW50aXR5GAQgASgEEhYKDmZsYWdnZWRfdm9sdW1lGAUgASgJEhkKEXVucHJpY2VkX3F1YW50aXR5GAYgASgEImYKHEdldENvbGxlY3Rpb25NZXRhZGF0YVJlcXVlc3QSGAoQY29udHJhY3RfYWRkcmVzcxgBIAEoCRIaCg1pbmNsdWRlX3N0YXRzGAIgASgISACIAQFCEAoOX2luY2x1ZGVfc3RhdHMi6gEKHUdldENvbGxlY3Rpb25NZXRhZGF0YVJlc3BvbnNlEgwKBG5hbWUYASABKAkSLQoFdHlwZXMYAiADKA4yHi5taW50bGVucy52MWJldGEyLkNvbnRyYWN0VHlwZRIUCgx0b2tlbnNfY291bnQYAyABKAQSFAoMb3duZXJzX2NvdW50GAQgASgEEhQKDHNhbGVzX3ZvbHVtZRgFIAEoCRI6CghtZXRhZGF0YRgGIAMoCzIoLm1pbnRsZW5zLnYxYmV0YTIuQ29sbGVjdGlvbk1ldGFkYXRhSXRlbRIOCgZzeW1ib2wYByABKAki0QIKFkNvbGxlY3Rpb25NZXRhZGF0YUl0ZW0SOwoEdHlwZRgBIAEoDjItLm1pbnRsZW5zLnYxYmV0YTIuQ29sbGVjdGlvbk1ldGFkYXRhSXRlbS5UeXBlEg0KBXZhbHVlGAIgASgJIuoBCgRUeXBlEhQKEFRZUEVfVU5TUEVDSUZJRUQQABISCg5UWVBFX0lNQUdFX1VSTBABEhsKF1RZUEVfT1JJR0lOQUxfSU1BR0VfVVJMEAISGQoVVFlQRV9CQU5ORVJfSU1BR0VfVVJMEAMSIgoeVFlQRV9PUklHSU5BTF9CQU5ORVJfSU1BR0VfVVJMEAQSFAoQVFlQRV9ERVNDUklQVElPThAFEhUKEVRZUEVfRVhURVJOQUxfVVJMEAYSFAoQVFlQRV9ESVNDT1JEX1VSTBAHEhkKFVRZUEVfVFdJVFRFUl9VU0VSTkFNRRAIIjYKGkdldENvbGxlY3Rpb25Ub3RhbHNSZXF1ZXN0EhgKEGNvbnRyYWN0X2FkZHJlc3MYASABKAkipAIKG0dldENvbGxlY3Rpb25Ub3RhbHNSZXNwb25zZRIUCgx0b2tlbnNfY291bnQYASABKAQSFAoMb3duZXJzX2NvdW50GAIgASgEEhQKDG1pbnRlZF9jb3VudBgDIAEoBBIUCgxidXJuZWRfY291bnQYBCABKAQSFwoPdHJhbnNmZXJzX2NvdW50GAUgASgEEhMKC3NhbGVzX2NvdW50GAYgASgEEhYKDnNhbGVzX3F1YW50aXR5GAcgASgEEhQKDHNhbGVzX3ZvbHVtZRgIIAEoCRIbChNmbGFnZ2VkX3NhbGVzX2NvdW50GAkgASgEEhYKDmZsYWdnZWRfdm9sdW1lGAogASgJEhwKFHVucHJpY2VkX3NhbGVzX2NvdW50GAsgASgEMqoLChJDb2xsZWN0aW9uc1NlcnZpY2USogEKEUdldFRvcENvbGxlY3Rpb25zEioubWludGxlbnMudjFiZXRhMi5HZXRUb3BDb2xsZWN0aW9uc1JlcXVlc3QaKy5taW50bGVucy52MWJldGEyLkdldFRvcENvbGxlY3Rpb25zUmVzcG9uc2UiNILT5JMCLhIsL2NvbGxlY3Rpb25zL3YxYmV0YTIvdG9wL3ttZXRyaWN9L3tkdXJhdGlvbn0SsgEKFExpc3RDb2xsZWN0aW9uT3duZXJzEi0ubWludGxlbnMudjFiZXRhMi5MaXN0Q29sbGVjdGlvbk93bmVyc1JlcXVlc3QaLi5taW50bGVucy52MWJldGEyLkxpc3RDb2xsZWN0aW9uT3duZXJzUmVzcG9uc2UiO4LT5JMCNRIzL2NvbGxlY3Rpb25zL3YxYmV0YTIve2NvbnRyYWN0X2FkZHJlc3N9L293bmVyc19saXN0EqkBCglHZXRTdXBwbHkSIi5taW50bGVucy52MWJldGEyLkdldFN1cHBseVJlcXVlc3QaIy5taW50bGVucy52MWJldGEyLkdldFN1cHBseVJlc3BvbnNlIlOC0+STAk0SSy9jb2xsZWN0aW9ucy92MWJldGEyL3tjb250cmFjdF9hZGRyZXNzfS9zdXBwbHkve2R1cmF0aW9ufS97Z3JvdXBfYnlfcGVyaW9kfRK+AQoOR2V0T3duZXJzQ291bnQSJy5taW50bGVucy52MWJldGEyLkdldE93bmVyc0NvdW50UmVxdWVzdBooLm1pbnRsZW5zLnYxYmV0YTIuR2V0T3duZXJzQ291bnRSZXNwb25zZSJZgtPkkwJTElEvY29sbGVjdGlvbnMvdjFiZXRhMi97Y29udHJhY3RfYWRkcmVzc30vb3duZXJzX2NvdW50L3tkdXJhdGlvbn0ve2dyb3VwX2J5X3BlcmlvZH0SqQEKCUdldFByaWNlcxIiLm1pbnRsZW5zLnYxYmV0YTIuR2V0UHJpY2VzUmVxdWVzdBojLm1pbnRsZW5zLnYxYmV0YTIuR2V0UHJpY2VzUmVzcG9uc2UiU4LT5JMCTRJLL2NvbGxlY3Rpb25zL3YxYmV0YTIve2NvbnRyYWN0X2FkZHJlc3N9L3ByaWNlcy97ZHVyYXRpb259L3tncm91cF9ieV9wZXJpb2R9Er4BCg5HZXRTYWxlc1ZvbHVtZRInLm1pbnRsZW5zLnYxYmV0YTIuR2V0U2FsZXNWb2x1bWVSZXF1ZXN0GigubWludGxlbnMudjFiZXRhMi5HZXRTYWxlc1ZvbHVtZVJlc3BvbnNlIlmC0+STAlMSUS9jb2xsZWN0aW9ucy92MWJldGEyL3tjb250cmFjdF9hZGRyZXNzfS9zYWxlc192b2x1bWUve2R1cmF0aW9ufS97Z3JvdXBfYnlfcGVyaW9kfRKyAQoVR2V0Q29sbGVjdGlvbk1ldGFkYXRhEi4ubWludGxlbnMudjFiZXRhMi5HZXRDb2xsZWN0aW9uTWV0YWRhdGFSZXF1ZXN0Gi8ubWludGxlbnMudjFiZXRhMi5HZXRDb2xsZWN0aW9uTWV0YWRhdGFSZXNwb25zZSI4gtPkkwIyEjAvY29sbGVjdGlvbnMvdjFiZXRhMi97Y29udHJhY3RfYWRkcmVzc30vbWV0YWRhdGESqgEKE0dldENvbGxlY3Rpb25Ub3RhbHMSLC5taW50bGVucy52MWJldGEyLkdldENvbGxlY3Rpb25Ub3RhbHNSZXF1ZXN0Gi0ubWludGxlbnMudjFiZXRhMi5HZXRDb2xsZWN0aW9uVG90YWxzUmVzcG9uc2UiNoLT5JMCMBIuL2NvbGxlY3Rpb25zL3YxYmV0YTIve2NvbnRyYWN0X2FkZHJlc3N9L3RvdGFsc2IGcHJvdG8z", [file_google_api_annotations, file_mintlens_v1beta2_contract_type, file_mintlens_v1beta2_enums]);
+  fileDesc("CiJtaW50bGVucy92MWJldGEyL2NvbGxlY3Rpb25zLnByb3RvEhBtaW50bGVucy52MWJldGEyIpYCChhHZXRUb3BDb2xsZWN0aW9uc1JlcXVlc3QSKAoGbWV0cmljGAEgASgOMhgubWludGxlbnMudjFiZXRhMi5NZXRyaWMSLAoIZHVyYXRpb24YAiABKA4yGi5taW50bGVucy52MWJldGEyLkR1cmF0aW9uEhIKBWxpbWl0GAMgASgNSACIAQESEwoGb2Zmc2V0GAQgASgNSAGIAQESFwoKcGFnZV90b2tlbhgFIAEoCUgCiAEBEiIKFWluY2x1ZGVfZmxhZ2dlZF9zYWxlcxgGIAEoCEgDiAEBQggKBl9saW1pdEIJCgdfb2Zmc2V0Qg0KC19wYWdlX3Rva2VuQhgKFl9pbmNsdWRlX2ZsYWdnZWRfc2FsZXMiagoZR2V0VG9wQ29sbGVjdGlvbnNSZXNwb25zZRI0Cgtjb2xsZWN0aW9ucxgBIAMoCzIfLm1pbnRsZW5zLnYxYmV0YTIuVG9wQ29sbGVjdGlvbhIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkigAMKDVRvcENvbGxlY3Rpb24SGAoQY29udHJhY3RfYWRkcmVzcxgBIAEoCRIVCg1jb250cmFjdF9uYW1lGAIgASgJEhkKDHNhbGVzX3ZvbHVtZRgDIAEoCUgAiAEBEhgKC3NhbGVzX2NvdW50GAQgASgESAGIAQESFgoJbWF4X3ByaWNlGAUgASgJSAKIAQESFgoJYXZnX3ByaWNlGAYgASgJSAOIAQESMwoKY29sbGVjdGlvbhgHIAEoCzIfLm1pbnRsZW5zLnYxYmV0YTIuQ29sbGVjdGlvblJlZhIUCgxtZXRyaWNfdmFsdWUYCCABKAkSGwoTZmxhZ2dlZF9zYWxlc19jb3VudBgJIAEoBBIWCg5mbGFnZ2VkX3ZvbHVtZRgKIAEoCRIcChR1bnByaWNlZF9zYWxlc19jb3VudBgLIAEoBEIPCg1fc2FsZXNfdm9sdW1lQg4KDF9zYWxlc19jb3VudEIMCgpfbWF4X3ByaWNlQgwKCl9hdmdfcHJpY2UiNwoNQ29sbGVjdGlvblJlZhIYChBjb250cmFjdF9hZGRyZXNzGAEgASgJEgwKBG5hbWUYAiABKAki7gEKG0xpc3RDb2xsZWN0aW9uT3duZXJzUmVxdWVzdBIYChBjb250cmFjdF9hZGRyZXNzGAEgASgJEhIKBWxpbWl0GAIgASgNSACIAQESEwoGb2Zmc2V0GAMgASgNSAGIAQESPAoOc29ydF9kaXJlY3Rpb24YBCABKA4yHy5taW50bGVucy52MWJldGEyLlNvcnREaXJlY3Rpb25IAogBARIXCgpwYWdlX3Rva2VuGAUgASgJSAOIAQFCCAoGX2xpbWl0QgkKB19vZmZzZXRCEQoPX3NvcnRfZGlyZWN0aW9uQg0KC19wYWdlX3Rva2VuIl8KHExpc3RDb2xsZWN0aW9uT3duZXJzUmVzcG9uc2USJgoFb3duZXIYASADKAsyFy5taW50bGVucy52MWJldGEyLk93bmVyEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSItCgVPd25lchIPCgdhZGRyZXNzGAEgASgJEhMKC293bmVkX2NvdW50GAIgASgEIsABChBHZXRTdXBwbHlSZXF1ZXN0EhgKEGNvbnRyYWN0X2FkZHJlc3MYASABKAkSLAoIZHVyYXRpb24YAiABKA4yGi5taW50bGVucy52MWJldGEyLkR1cmF0aW9uEjgKD2dyb3VwX2J5X3BlcmlvZBgDIAEoDjIfLm1pbnRsZW5zLnYxYmV0YTIuR3JvdXBCeVBlcmlvZBIZCgx0aW1lc3RhbXBfbHQYBCABKAlIAIgBAUIPCg1fdGltZXN0YW1wX2x0IksKEUdldFN1cHBseVJlc3BvbnNlEjYKC2RhdGFfcG9pbnRzGAEgAygLMiEubWludGxlbnMudjFiZXRhMi5TdXBwbHlEYXRhUG9pbnQicAoPU3VwcGx5RGF0YVBvaW50EhEKCXRpbWVzdGFtcBgBIAEoCRIOCgZtaW50ZWQYAiABKAQSDgoGYnVybmVkGAMgASgEEhQKDHRvdGFsX21pbnRlZBgEIAEoBBIUCgx0b3RhbF9idXJuZWQYBSABKAQixQEKFUdldE93bmVyc0NvdW50UmVxdWVzdBIYChBjb250cmFjdF9hZGRyZXNzGAEgASgJEiwKCGR1cmF0aW9uGAIgASgOMhoubWludGxlbnMudjFiZXRhMi5EdXJhdGlvbhI4Cg9ncm91cF9ieV9wZXJpb2QYAyABKA4yHy5taW50bGVucy52MWJldGEyLkdyb3VwQnlQZXJpb2QSGQoMdGltZXN0YW1wX2x0GAQgASgJSACIAQFCDwoNX3RpbWVzdGFtcF9sdCJVChZHZXRPd25lcnNDb3VudFJlc3BvbnNlEjsKC2RhdGFfcG9pbnRzGAEgAygLMiYubWludGxlbnMudjFiZXRhMi5Pd25lcnNDb3VudERhdGFQb2ludCI4ChRPd25lcnNDb3VudERhdGFQb2ludBIRCgl0aW1lc3RhbXAYASABKAkSDQoFY291bnQYAiABKAQi/gEKEEdldFByaWNlc1JlcXVlc3QSGAoQY29udHJhY3RfYWRkcmVzcxgBIAEoCRIsCghkdXJhdGlvbhgCIAEoDjIaLm1pbnRsZW5zLnYxYmV0YTIuRHVyYXRpb24SOAoPZ3JvdXBfYnlfcGVyaW9kGAMgASgOMh8ubWludGxlbnMudjFiZXRhMi5Hcm91cEJ5UGVyaW9kEhkKDHRpbWVzdGFtcF9sdBgEIAEoCUgAiAEBEiIKFWluY2x1ZGVfZmxhZ2dlZF9zYWxlcxgFIAEoCEgBiAEBQg8KDV90aW1lc3RhbXBfbHRCGAoWX2luY2x1ZGVfZmxhZ2dlZF9zYWxlcyJKChFHZXRQcmljZXNSZXNwb25zZRI1CgtkYXRhX3BvaW50cxgBIAMoCzIgLm1pbnRsZW5zLnYxYmV0YTIuUHJpY2VEYXRhUG9pbnQihQEKDlByaWNlRGF0YVBvaW50EhEKCXRpbWVzdGFtcBgBIAEoCRILCgNtaW4YAiABKAkSCwoDbWF4GAMgASgJEgsKA2F2ZxgEIAEoCRIbChNmbGFnZ2VkX3NhbGVzX2NvdW50GAUgASgEEhwKFHVucHJpY2VkX3NhbGVzX2NvdW50GAYgASgEIoMCChVHZXRTYWxlc1ZvbHVtZVJlcXVlc3QSGAoQY29udHJhY3RfYWRkcmVzcxgBIAEoCRIsCghkdXJhdGlvbhgCIAEoDjIaLm1pbnRsZW5zLnYxYmV0YTIuRHVyYXRpb24SOAoPZ3JvdXBfYnlfcGVyaW9kGAMgASgOMh8ubWludGxlbnMudjFiZXRhMi5Hcm91cEJ5UGVyaW9kEhkKDHRpbWVzdGFtcF9sdBgEIAEoCUgAiAEBEiIKFWluY2x1ZGVfZmxhZ2dlZF9zYWxlcxgFIAEoCEgBiAEBQg8KDV90aW1lc3RhbXBfbHRCGAoWX2luY2x1ZGVfZmxhZ2dlZF9zYWxlcyJVChZHZXRTYWxlc1ZvbHVtZVJlc3BvbnNlEjsKC2RhdGFfcG9pbnRzGAEgAygLMiYubWludGxlbnMudjFiZXRhMi5TYWxlc1ZvbHVtZURhdGFQb2ludCKYAQoUU2FsZXNWb2x1bWVEYXRhUG9pbnQSEQoJdGltZXN0YW1wGAEgASgJEhAKCHF1YW50aXR5GAIgASgEEg4KBnZvbHVtZRgDIAEoCRIYChBmbGFnZ2VkX3F1YW50aXR5GAQgASgEEhYKDmZsYWdnZWRfdm9sdW1lGAUgASgJEhkKEXVucHJpY2VkX3F1YW50aXR5GAYgASgEImYKHEdldENvbGxlY3Rpb25NZXRhZGF0YVJlcXVlc3QSGAoQY29udHJhY3RfYWRkcmVzcxgBIAEoCRIaCg1pbmNsdWRlX3N0YXRzGAIgASgISACIAQFCEAoOX2luY2x1ZGVfc3RhdHMi6gEKHUdldENvbGxlY3Rpb25NZXRhZGF0YVJlc3BvbnNlEgwKBG5hbWUYASABKAkSLQoFdHlwZXMYAiADKA4yHi5taW50bGVucy52MWJldGEyLkNvbnRyYWN0VHlwZRIUCgx0b2tlbnNfY291bnQYAyABKAQSFAoMb3duZXJzX2NvdW50GAQgASgEEhQKDHNhbGVzX3ZvbHVtZRgFIAEoCRI6CghtZXRhZGF0YRgGIAMoCzIoLm1pbnRsZW5zLnYxYmV0YTIuQ29sbGVjdGlvbk1ldGFkYXRhSXRlbRIOCgZzeW1ib2wYByABKAki0QIKFkNvbGxlY3Rpb25NZXRhZGF0YUl0ZW0SOwoEdHlwZRgBIAEoDjItLm1pbnRsZW5zLnYxYmV0YTIuQ29sbGVjdGlvbk1ldGFkYXRhSXRlbS5UeXBlEg0KBXZhbHVlGAIgASgJIuoBCgRUeXBlEhQKEFRZUEVfVU5TUEVDSUZJRUQQABISCg5UWVBFX0lNQUdFX1VSTBABEhsKF1RZUEVfT1JJR0lOQUxfSU1BR0VfVVJMEAISGQoVVFlQRV9CQU5ORVJfSU1BR0VfVVJMEAMSIgoeVFlQRV9PUklHSU5BTF9CQU5ORVJfSU1BR0VfVVJMEAQSFAoQVFlQRV9ERVNDUklQVElPThAFEhUKEVRZUEVfRVhURVJOQUxfVVJMEAYSFAoQVFlQRV9ESVNDT1JEX1VSTBAHEhkKFVRZUEVfVFdJVFRFUl9VU0VSTkFNRRAIIjYKGkdldENvbGxlY3Rpb25Ub3RhbHNSZXF1ZXN0EhgKEGNvbnRyYWN0X2FkZHJlc3MYASABKAkipAIKG0dldENvbGxlY3Rpb25Ub3RhbHNSZXNwb25zZRIUCgx0b2tlbnNfY291bnQYASABKAQSFAoMb3duZXJzX2NvdW50GAIgASgEEhQKDG1pbnRlZF9jb3VudBgDIAEoBBIUCgxidXJuZWRfY291bnQYBCABKAQSFwoPdHJhbnNmZXJzX2NvdW50GAUgASgEEhMKC3NhbGVzX2NvdW50GAYgASgEEhYKDnNhbGVzX3F1YW50aXR5GAcgASgEEhQKDHNhbGVzX3ZvbHVtZRgIIAEoCRIbChNmbGFnZ2VkX3NhbGVzX2NvdW50GAkgASgEEhYKDmZsYWdnZWRfdm9sdW1lGAogASgJEhwKFHVucHJpY2VkX3NhbGVzX2NvdW50GAsgASgEIpkBChdMaXN0U3RyaW5nVHJhaXRzUmVxdWVzdBIYChBjb250cmFjdF9hZGRyZXNzGAEgASgJEhIKBWxpbWl0GAIgASgNSACIAQESEwoGb2Zmc2V0GAMgASgNSAGIAQESFwoKcGFnZV90b2tlbhgEIAEoCUgCiAEBQggKBl9saW1pdEIJCgdfb2Zmc2V0Qg0KC19wYWdlX3Rva2VuImIKGExpc3RTdHJpbmdUcmFpdHNSZXNwb25zZRItCgZ0cmFpdHMYASADKAsyHS5taW50bGVucy52MWJldGEyLlN0cmluZ1RyYWl0EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSJXCgtTdHJpbmdUcmFpdBIMCgRuYW1lGAEgASgJEg0KBXZhbHVlGAIgASgJEhIKCm5mdHNfY291bnQYAyABKAQSFwoPbmZ0c19wZXJjZW50YWdlGAQgASgBIpoBChhMaXN0TnVtZXJpY1RyYWl0c1JlcXVlc3QSGAoQY29udHJhY3RfYWRkcmVzcxgBIAEoCRISCgVsaW1pdBgCIAEoDUgAiAEBEhMKBm9mZnNldBgDIAEoDUgBiAEBEhcKCnBhZ2VfdG9rZW4YBCABKAlIAogBAUIICgZfbGltaXRCCQoHX29mZnNldEINCgtfcGFnZV90b2tlbiJkChlMaXN0TnVtZXJpY1RyYWl0c1Jlc3BvbnNlEi4KBnRyYWl0cxgBIAMoCzIeLm1pbnRsZW5zLnYxYmV0YTIuTnVtZXJpY1RyYWl0EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSJ3CgxOdW1lcmljVHJhaXQSDAoEbmFtZRgBIAEoCRIzCgxkaXNwbGF5X3R5cGUYAiABKA4yHS5taW50bGVucy52MWJldGEyLkRpc3BsYXlUeXBlEhEKCXZhbHVlX21pbhgDIAEoARIRCgl2YWx1ZV9tYXgYBCABKAEqxwEKC0Rpc3BsYXlUeXBlEhwKGERJU1BMQVlfVFlQRV9VTlNQRUNJRklFRBAAEhkKFURJU1BMQVlfVFlQRV9QUk9QRVJUWRABEhYKEkRJU1BMQVlfVFlQRV9MRVZFTBACEhUKEURJU1BMQVlfVFlQRV9TVEFUEAMSFgoSRElTUExBWV9UWVBFX0JPT1NUEAQSIQodRElTUExBWV9UWVBFX0JPT1NUX1BFUkNFTlRBR0UQBRIVChFESVNQTEFZX1RZUEVfREFURRAGMoQOChJDb2xsZWN0aW9uc1NlcnZpY2USogEKEUdldFRvcENvbGxlY3Rpb25zEioubWludGxlbnMudjFiZXRhMi5HZXRUb3BDb2xsZWN0aW9uc1JlcXVlc3QaKy5taW50bGVucy52MWJldGEyLkdldFRvcENvbGxlY3Rpb25zUmVzcG9uc2UiNILT5JMCLhIsL2NvbGxlY3Rpb25zL3YxYmV0YTIvdG9wL3ttZXRyaWN9L3tkdXJhdGlvbn0SsgEKFExpc3RDb2xsZWN0aW9uT3duZXJzEi0ubWludGxlbnMudjFiZXRhMi5MaXN0Q29sbGVjdGlvbk93bmVyc1JlcXVlc3QaLi5taW50bGVucy52MWJldGEyLkxpc3RDb2xsZWN0aW9uT3duZXJzUmVzcG9uc2UiO4LT5JMCNRIzL2NvbGxlY3Rpb25zL3YxYmV0YTIve2NvbnRyYWN0X2FkZHJlc3N9L293bmVyc19saXN0EqkBCglHZXRTdXBwbHkSIi5taW50bGVucy52MWJldGEyLkdldFN1cHBseVJlcXVlc3QaIy5taW50bGVucy52MWJldGEyLkdldFN1cHBseVJlc3BvbnNlIlOC0+STAk0SSy9jb2xsZWN0aW9ucy92MWJldGEyL3tjb250cmFjdF9hZGRyZXNzfS9zdXBwbHkve2R1cmF0aW9ufS97Z3JvdXBfYnlfcGVyaW9kfRK+AQoOR2V0T3duZXJzQ291bnQSJy5taW50bGVucy52MWJldGEyLkdldE93bmVyc0NvdW50UmVxdWVzdBooLm1pbnRsZW5zLnYxYmV0YTIuR2V0T3duZXJzQ291bnRSZXNwb25zZSJZgtPkkwJTElEvY29sbGVjdGlvbnMvdjFiZXRhMi97Y29udHJhY3RfYWRkcmVzc30vb3duZXJzX2NvdW50L3tkdXJhdGlvbn0ve2dyb3VwX2J5X3BlcmlvZH0SqQEKCUdldFByaWNlcxIiLm1pbnRsZW5zLnYxYmV0YTIuR2V0UHJpY2VzUmVxdWVzdBojLm1pbnRsZW5zLnYxYmV0YTIuR2V0UHJpY2VzUmVzcG9uc2UiU4LT5JMCTRJLL2NvbGxlY3Rpb25zL3YxYmV0YTIve2NvbnRyYWN0X2FkZHJlc3N9L3ByaWNlcy97ZHVyYXRpb259L3tncm91cF9ieV9wZXJpb2R9Er4BCg5HZXRTYWxlc1ZvbHVtZRInLm1pbnRsZW5zLnYxYmV0YTIuR2V0U2FsZXNWb2x1bWVSZXF1ZXN0GigubWludGxlbnMudjFiZXRhMi5HZXRTYWxlc1ZvbHVtZVJlc3BvbnNlIlmC0+STAlMSUS9jb2xsZWN0aW9ucy92MWJldGEyL3tjb250cmFjdF9hZGRyZXNzfS9zYWxlc192b2x1bWUve2R1cmF0aW9ufS97Z3JvdXBfYnlfcGVyaW9kfRKyAQoVR2V0Q29sbGVjdGlvbk1ldGFkYXRhEi4ubWludGxlbnMudjFiZXRhMi5HZXRDb2xsZWN0aW9uTWV0YWRhdGFSZXF1ZXN0Gi8ubWludGxlbnMudjFiZXRhMi5HZXRDb2xsZWN0aW9uTWV0YWRhdGFSZXNwb25zZSI4gtPkkwIyEjAvY29sbGVjdGlvbnMvdjFiZXRhMi97Y29udHJhY3RfYWRkcmVzc30vbWV0YWRhdGESqgEKE0dldENvbGxlY3Rpb25Ub3RhbHMSLC5taW50bGVucy52MWJldGEyLkdldENvbGxlY3Rpb25Ub3RhbHNSZXF1ZXN0Gi0ubWludGxlbnMudjFiZXRhMi5HZXRDb2xsZWN0aW9uVG90YWxzUmVzcG9uc2UiNoLT5JMCMBIuL2NvbGxlY3Rpb25zL3YxYmV0YTIve2NvbnRyYWN0X2FkZHJlc3N9L3RvdGFscxKoAQoQTGlzdFN0cmluZ1RyYWl0cxIpLm1pbnRsZW5zLnYxYmV0YTIuTGlzdFN0cmluZ1RyYWl0c1JlcXVlc3QaKi5taW50bGVucy52MWJldGEyLkxpc3RTdHJpbmdUcmFpdHNSZXNwb25zZSI9gtPkkwI3EjUvY29sbGVjdGlvbnMvdjFiZXRhMi97Y29udHJhY3RfYWRkcmVzc30vdHJhaXRzL3N0cmluZxKsAQoRTGlzdE51bWVyaWNUcmFpdHMSKi5taW50bGVucy52MWJldGEyLkxpc3ROdW1lcmljVHJhaXRzUmVxdWVzdBorLm1pbnRsZW5zLnYxYmV0YTIuTGlzdE51bWVyaWNUcmFpdHNSZXNwb25zZSI+gtPkkwI4EjYvY29sbGVjdGlvbnMvdjFiZXRhMi97Y29udHJhY3RfYWRkcmVzc30vdHJhaXRzL251bWVyaWNiBnByb3RvMw", [file_google_api_annotations, file_mintlens_v1beta2_contract_type, file_mintlens_v1beta2_enums]);
 
 /**
  * Which ranking, and which page of it.
@@ -1106,8 +1106,303 @@ export const GetCollectionTotalsResponseSchema: GenMessage<GetCollectionTotalsRe
   messageDesc(file_mintlens_v1beta2_collections, 23);
 
 /**
- * Collections: rankings, a collection's metadata and totals, current holders, and time series of
- * supply, holders, prices and sales.
+ * The collection whose string traits to list, and which page.
+ *
+ * @generated from message mintlens.v1beta2.ListStringTraitsRequest
+ */
+export type ListStringTraitsRequest = Message<"mintlens.v1beta2.ListStringTraitsRequest"> & {
+  /**
+   * Collection contract address, 0x-prefixed hex in any case.
+   *
+   * @generated from field: string contract_address = 1;
+   */
+  contractAddress: string;
+
+  /**
+   * Number of traits to return: default 500, at most 500.
+   *
+   * @generated from field: optional uint32 limit = 2;
+   */
+  limit?: number | undefined;
+
+  /**
+   * Number of traits to skip: default 0, at most 10,000. Deeper pages go by `pageToken`; an offset
+   * other than 0 beside a `pageToken` is refused.
+   *
+   * @generated from field: optional uint32 offset = 3;
+   */
+  offset?: number | undefined;
+
+  /**
+   * Where to go on from: the `nextPageToken` of the previous page, unchanged. The other parameters
+   * must be those of the request that returned it (only `limit` may change); a malformed token, or
+   * one of another list, is refused. Absent or empty: the first page.
+   *
+   * @generated from field: optional string page_token = 4;
+   */
+  pageToken?: string | undefined;
+};
+
+/**
+ * Describes the message mintlens.v1beta2.ListStringTraitsRequest.
+ * Use `create(ListStringTraitsRequestSchema)` to create a new message.
+ */
+export const ListStringTraitsRequestSchema: GenMessage<ListStringTraitsRequest> = /*@__PURE__*/
+  messageDesc(file_mintlens_v1beta2_collections, 24);
+
+/**
+ * A page of a collection's string traits.
+ *
+ * @generated from message mintlens.v1beta2.ListStringTraitsResponse
+ */
+export type ListStringTraitsResponse = Message<"mintlens.v1beta2.ListStringTraitsResponse"> & {
+  /**
+   * One entry per trait name and value, by name then value, in byte order (UTF-8).
+   *
+   * @generated from field: repeated mintlens.v1beta2.StringTrait traits = 1;
+   */
+  traits: StringTrait[];
+
+  /**
+   * The `pageToken` of the next page: the position of this page's last trait, opaque. Empty on the
+   * last page.
+   *
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
+};
+
+/**
+ * Describes the message mintlens.v1beta2.ListStringTraitsResponse.
+ * Use `create(ListStringTraitsResponseSchema)` to create a new message.
+ */
+export const ListStringTraitsResponseSchema: GenMessage<ListStringTraitsResponse> = /*@__PURE__*/
+  messageDesc(file_mintlens_v1beta2_collections, 25);
+
+/**
+ * One value of a string trait in a collection.
+ *
+ * @generated from message mintlens.v1beta2.StringTrait
+ */
+export type StringTrait = Message<"mintlens.v1beta2.StringTrait"> & {
+  /**
+   * The trait's name (`trait_type` in the documents); empty for an attribute without one.
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * The value, as text.
+   *
+   * @generated from field: string value = 2;
+   */
+  value: string;
+
+  /**
+   * Tokens of the collection whose fetched document has this value of the trait.
+   *
+   * @generated from field: uint64 nfts_count = 3;
+   */
+  nftsCount: bigint;
+
+  /**
+   * Those tokens in percent of the collection's tokens with a fetched document, unrounded.
+   *
+   * @generated from field: double nfts_percentage = 4;
+   */
+  nftsPercentage: number;
+};
+
+/**
+ * Describes the message mintlens.v1beta2.StringTrait.
+ * Use `create(StringTraitSchema)` to create a new message.
+ */
+export const StringTraitSchema: GenMessage<StringTrait> = /*@__PURE__*/
+  messageDesc(file_mintlens_v1beta2_collections, 26);
+
+/**
+ * The collection whose numeric traits to list, and which page.
+ *
+ * @generated from message mintlens.v1beta2.ListNumericTraitsRequest
+ */
+export type ListNumericTraitsRequest = Message<"mintlens.v1beta2.ListNumericTraitsRequest"> & {
+  /**
+   * Collection contract address, 0x-prefixed hex in any case.
+   *
+   * @generated from field: string contract_address = 1;
+   */
+  contractAddress: string;
+
+  /**
+   * Number of traits to return: default 500, at most 500.
+   *
+   * @generated from field: optional uint32 limit = 2;
+   */
+  limit?: number | undefined;
+
+  /**
+   * Number of traits to skip: default 0, at most 10,000. Deeper pages go by `pageToken`; an offset
+   * other than 0 beside a `pageToken` is refused.
+   *
+   * @generated from field: optional uint32 offset = 3;
+   */
+  offset?: number | undefined;
+
+  /**
+   * Where to go on from: the `nextPageToken` of the previous page, unchanged. The other parameters
+   * must be those of the request that returned it (only `limit` may change); a malformed token, or
+   * one of another list, is refused. Absent or empty: the first page.
+   *
+   * @generated from field: optional string page_token = 4;
+   */
+  pageToken?: string | undefined;
+};
+
+/**
+ * Describes the message mintlens.v1beta2.ListNumericTraitsRequest.
+ * Use `create(ListNumericTraitsRequestSchema)` to create a new message.
+ */
+export const ListNumericTraitsRequestSchema: GenMessage<ListNumericTraitsRequest> = /*@__PURE__*/
+  messageDesc(file_mintlens_v1beta2_collections, 27);
+
+/**
+ * A page of a collection's numeric traits.
+ *
+ * @generated from message mintlens.v1beta2.ListNumericTraitsResponse
+ */
+export type ListNumericTraitsResponse = Message<"mintlens.v1beta2.ListNumericTraitsResponse"> & {
+  /**
+   * One entry per trait name and display type, by name then display type, in byte order (UTF-8).
+   *
+   * @generated from field: repeated mintlens.v1beta2.NumericTrait traits = 1;
+   */
+  traits: NumericTrait[];
+
+  /**
+   * The `pageToken` of the next page: the position of this page's last trait, opaque. Empty on the
+   * last page.
+   *
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
+};
+
+/**
+ * Describes the message mintlens.v1beta2.ListNumericTraitsResponse.
+ * Use `create(ListNumericTraitsResponseSchema)` to create a new message.
+ */
+export const ListNumericTraitsResponseSchema: GenMessage<ListNumericTraitsResponse> = /*@__PURE__*/
+  messageDesc(file_mintlens_v1beta2_collections, 28);
+
+/**
+ * A numeric trait of a collection and the range of its values.
+ *
+ * @generated from message mintlens.v1beta2.NumericTrait
+ */
+export type NumericTrait = Message<"mintlens.v1beta2.NumericTrait"> & {
+  /**
+   * The trait's name (`trait_type` in the documents).
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * How the documents display it: `number` is a stat, `boost_number` a boost, `boost_percentage` a
+   * boost percentage, `date` a date (its value as the documents give it, usually Unix seconds).
+   *
+   * @generated from field: mintlens.v1beta2.DisplayType display_type = 2;
+   */
+  displayType: DisplayType;
+
+  /**
+   * The least value any token of the collection has.
+   *
+   * @generated from field: double value_min = 3;
+   */
+  valueMin: number;
+
+  /**
+   * The greatest value any token of the collection has.
+   *
+   * @generated from field: double value_max = 4;
+   */
+  valueMax: number;
+};
+
+/**
+ * Describes the message mintlens.v1beta2.NumericTrait.
+ * Use `create(NumericTraitSchema)` to create a new message.
+ */
+export const NumericTraitSchema: GenMessage<NumericTrait> = /*@__PURE__*/
+  messageDesc(file_mintlens_v1beta2_collections, 29);
+
+/**
+ * How a trait is displayed, after OpenSea's metadata conventions.
+ *
+ * @generated from enum mintlens.v1beta2.DisplayType
+ */
+export enum DisplayType {
+  /**
+   * Not a valid value.
+   *
+   * @generated from enum value: DISPLAY_TYPE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * A string trait (never in the numeric list).
+   *
+   * @generated from enum value: DISPLAY_TYPE_PROPERTY = 1;
+   */
+  PROPERTY = 1,
+
+  /**
+   * A ranking (not produced: a number without a display type is a string trait here).
+   *
+   * @generated from enum value: DISPLAY_TYPE_LEVEL = 2;
+   */
+  LEVEL = 2,
+
+  /**
+   * A number (`display_type` `number`).
+   *
+   * @generated from enum value: DISPLAY_TYPE_STAT = 3;
+   */
+  STAT = 3,
+
+  /**
+   * A boost (`boost_number`).
+   *
+   * @generated from enum value: DISPLAY_TYPE_BOOST = 4;
+   */
+  BOOST = 4,
+
+  /**
+   * A boost in percent (`boost_percentage`).
+   *
+   * @generated from enum value: DISPLAY_TYPE_BOOST_PERCENTAGE = 5;
+   */
+  BOOST_PERCENTAGE = 5,
+
+  /**
+   * A date (`date`).
+   *
+   * @generated from enum value: DISPLAY_TYPE_DATE = 6;
+   */
+  DATE = 6,
+}
+
+/**
+ * Describes the enum mintlens.v1beta2.DisplayType.
+ */
+export const DisplayTypeSchema: GenEnum<DisplayType> = /*@__PURE__*/
+  enumDesc(file_mintlens_v1beta2_collections, 0);
+
+/**
+ * Collections: rankings, a collection's metadata and totals, current holders, traits, and time
+ * series of supply, holders, prices and sales.
  *
  * Time series have exactly duration / period points, ascending, each stamped with the start of
  * its bucket; buckets without activity are present with zero values. The window ends at
@@ -1197,6 +1492,30 @@ export const CollectionsService: GenService<{
     methodKind: "unary";
     input: typeof GetCollectionTotalsRequestSchema;
     output: typeof GetCollectionTotalsResponseSchema;
+  },
+  /**
+   * Lists a collection's string traits, each value with the tokens that have it, by name and value.
+   * Counted from the tokens' fetched metadata documents. A contract the indexer never saw is not
+   * found.
+   *
+   * @generated from rpc mintlens.v1beta2.CollectionsService.ListStringTraits
+   */
+  listStringTraits: {
+    methodKind: "unary";
+    input: typeof ListStringTraitsRequestSchema;
+    output: typeof ListStringTraitsResponseSchema;
+  },
+  /**
+   * Lists a collection's numeric traits (numbers, boosts, dates), each with its least and greatest
+   * value, by name. Counted from the tokens' fetched metadata documents. A contract the indexer
+   * never saw is not found.
+   *
+   * @generated from rpc mintlens.v1beta2.CollectionsService.ListNumericTraits
+   */
+  listNumericTraits: {
+    methodKind: "unary";
+    input: typeof ListNumericTraitsRequestSchema;
+    output: typeof ListNumericTraitsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_mintlens_v1beta2_collections, 0);

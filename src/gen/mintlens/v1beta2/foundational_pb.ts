@@ -2,8 +2,8 @@
 // @generated from file mintlens/v1beta2/foundational.proto (package mintlens.v1beta2, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import { file_google_api_annotations } from "../../google/api/annotations_pb.ts";
 import type { ContractType } from "./contract_type_pb.ts";
 import { file_mintlens_v1beta2_contract_type } from "./contract_type_pb.ts";
@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file mintlens/v1beta2/foundational.proto.
  */
 export const file_mintlens_v1beta2_foundational: GenFile = /*@__PURE__*/
-  fileDesc("CiNtaW50bGVucy92MWJldGEyL2ZvdW5kYXRpb25hbC5wcm90bxIQbWludGxlbnMudjFiZXRhMiK9AgoUTGlzdENvbnRyYWN0c1JlcXVlc3QSEgoFbGltaXQYASABKA1IAIgBARITCgZvZmZzZXQYAiABKA1IAYgBARI8Cg5zb3J0X2RpcmVjdGlvbhgDIAEoDjIfLm1pbnRsZW5zLnYxYmV0YTIuU29ydERpcmVjdGlvbkgCiAEBEjYKDmNvbnRyYWN0X3R5cGVzGAQgAygOMh4ubWludGxlbnMudjFiZXRhMi5Db250cmFjdFR5cGUSHwoSYmxvY2tfdGltZXN0YW1wX2d0GAUgASgJSAOIAQESFwoKcGFnZV90b2tlbhgGIAEoCUgEiAEBQggKBl9saW1pdEIJCgdfb2Zmc2V0QhEKD19zb3J0X2RpcmVjdGlvbkIVChNfYmxvY2tfdGltZXN0YW1wX2d0Qg0KC19wYWdlX3Rva2VuIl8KFUxpc3RDb250cmFjdHNSZXNwb25zZRItCgljb250cmFjdHMYASADKAsyGi5taW50bGVucy52MWJldGEyLkNvbnRyYWN0EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSKzAQoIQ29udHJhY3QSDwoHYWRkcmVzcxgBIAEoCRIMCgRuYW1lGAIgASgJEg4KBnN5bWJvbBgDIAEoCRIQCghkZWNpbWFscxgEIAEoBRItCgV0eXBlcxgFIAMoDjIeLm1pbnRsZW5zLnYxYmV0YTIuQ29udHJhY3RUeXBlEjcKCm1pbnRfZXZlbnQYBiABKAsyIy5taW50bGVucy52MWJldGEyLkNvbnRyYWN0TWludEV2ZW50IlUKEUNvbnRyYWN0TWludEV2ZW50EhcKD2Jsb2NrX3RpbWVzdGFtcBgBIAEoCRIPCgd0eF9oYXNoGAIgASgJEhYKDm1pbnRlcl9hZGRyZXNzGAMgASgJIkIKFEdldE5mdERldGFpbHNSZXF1ZXN0EhgKEGNvbnRyYWN0X2FkZHJlc3MYASABKAkSEAoIdG9rZW5faWQYAiABKAkilQEKFUdldE5mdERldGFpbHNSZXNwb25zZRIiCgNuZnQYASABKAsyFS5taW50bGVucy52MWJldGEyLk5mdBItCgdtZXRyaWNzGAIgASgLMhwubWludGxlbnMudjFiZXRhMi5OZnRNZXRyaWNzEikKCWxhc3Rfc2FsZRgDIAEoCzIWLm1pbnRsZW5zLnYxYmV0YTIuU2FsZSL5AQoDTmZ0EhgKEGNvbnRyYWN0X2FkZHJlc3MYASABKAkSEAoIdG9rZW5faWQYAiABKAkSLAoEdHlwZRgDIAEoDjIeLm1pbnRsZW5zLnYxYmV0YTIuQ29udHJhY3RUeXBlEi8KCG1ldGFkYXRhGAQgASgLMh0ubWludGxlbnMudjFiZXRhMi5OZnRNZXRhZGF0YRIyCgptaW50X2V2ZW50GAUgASgLMh4ubWludGxlbnMudjFiZXRhMi5OZnRNaW50RXZlbnQSMwoKY29sbGVjdGlvbhgGIAEoCzIfLm1pbnRsZW5zLnYxYmV0YTIuTmZ0Q29sbGVjdGlvbiKQAQoLTmZ0TWV0YWRhdGESMwoMbWV0YWRhdGFfdXJpGAEgASgLMh0ubWludGxlbnMudjFiZXRhMi5NZXRhZGF0YVVyaRIMCgRuYW1lGAIgASgJEhMKC2Rlc2NyaXB0aW9uGAMgASgJEikKBWltYWdlGAQgASgLMhoubWludGxlbnMudjFiZXRhMi5OZnRJbWFnZSItCgtNZXRhZGF0YVVyaRILCgN1cmkYASABKAkSEQoJbWltZV90eXBlGAIgASgJIkAKCE5mdEltYWdlEgsKA3VyaRgBIAEoCRIUCgx1cmlfb3JpZ2luYWwYAiABKAkSEQoJbWltZV90eXBlGAMgASgJIksKDE5mdE1pbnRFdmVudBIPCgd0eF9oYXNoGAEgASgJEhEKCWxvZ19pbmRleBgCIAEoBBIXCg9ibG9ja190aW1lc3RhbXAYAyABKAkiHQoNTmZ0Q29sbGVjdGlvbhIMCgRuYW1lGAEgASgJIjMKCk5mdE1ldHJpY3MSEAoIcXVhbnRpdHkYASABKAQSEwoLb3duZXJfY291bnQYAiABKAQihQEKBFNhbGUSOwoQYmxvY2tjaGFpbl9ldmVudBgBIAEoCzIhLm1pbnRsZW5zLnYxYmV0YTIuQmxvY2tjaGFpbkV2ZW50EjEKDnJlY2lwaWVudF9wYWlkGAIgASgLMhkubWludGxlbnMudjFiZXRhMi5QYXltZW50Eg0KBWZsYWdzGAMgAygJIncKD0Jsb2NrY2hhaW5FdmVudBIPCgd0eF9oYXNoGAEgASgJEhEKCWxvZ19pbmRleBgCIAEoBBIRCglzZXFfaW5kZXgYAyABKAQSFAoMYmxvY2tfbnVtYmVyGAQgASgEEhcKD2Jsb2NrX3RpbWVzdGFtcBgFIAEoCSLlAQoHUGF5bWVudBIUCgx0b3RhbF9uYXRpdmUYASABKAkSEQoJdG90YWxfdXNkGAIgASgJEh4KFm5hdGl2ZV90cmFuc2ZlcnNfdG90YWwYAyABKAkSIAoYZnVuZ2libGVfdHJhbnNmZXJzX3RvdGFsGAQgASgJEjUKDWF0dHJpYnV0ZWRfYnkYBSABKA4yHi5taW50bGVucy52MWJldGEyLkF0dHJpYnV0ZWRCeRI4Cg9mdW5naWJsZV90b3RhbHMYBiADKAsyHy5taW50bGVucy52MWJldGEyLkZ1bmdpYmxlVG90YWwiQwoNRnVuZ2libGVUb3RhbBIYChBjb250cmFjdF9hZGRyZXNzGAEgASgJEhgKEHRvdGFsX25vcm1hbGl6ZWQYAiABKAkiRgoYR2V0TmZ0UmF3TWV0YWRhdGFSZXF1ZXN0EhgKEGNvbnRyYWN0X2FkZHJlc3MYASABKAkSEAoIdG9rZW5faWQYAiABKAkiTAoZR2V0TmZ0UmF3TWV0YWRhdGFSZXNwb25zZRIvCghtZXRhZGF0YRgBIAEoCzIdLm1pbnRsZW5zLnYxYmV0YTIuUmF3TWV0YWRhdGEiLgoLUmF3TWV0YWRhdGESCwoDcmF3GAEgASgJEhIKCmluZGV4ZWRfYXQYAiABKAkiqgEKFkxpc3RUb2tlbk93bmVyc1JlcXVlc3QSGAoQY29udHJhY3RfYWRkcmVzcxgBIAEoCRIQCgh0b2tlbl9pZBgCIAEoCRISCgVsaW1pdBgDIAEoDUgAiAEBEhMKBm9mZnNldBgEIAEoDUgBiAEBEhcKCnBhZ2VfdG9rZW4YBSABKAlIAogBAUIICgZfbGltaXRCCQoHX29mZnNldEINCgtfcGFnZV90b2tlbiJgChdMaXN0VG9rZW5Pd25lcnNSZXNwb25zZRIsCgZvd25lcnMYASADKAsyHC5taW50bGVucy52MWJldGEyLlRva2VuT3duZXISFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIi8KClRva2VuT3duZXISDwoHYWRkcmVzcxgBIAEoCRIQCghxdWFudGl0eRgCIAEoBDK+BQoTRm91bmRhdGlvbmFsU2VydmljZRKJAQoNTGlzdENvbnRyYWN0cxImLm1pbnRsZW5zLnYxYmV0YTIuTGlzdENvbnRyYWN0c1JlcXVlc3QaJy5taW50bGVucy52MWJldGEyLkxpc3RDb250cmFjdHNSZXNwb25zZSIngtPkkwIhEh8vZm91bmRhdGlvbmFsL3YxYmV0YTIvY29udHJhY3RzEqoBCg1HZXROZnREZXRhaWxzEiYubWludGxlbnMudjFiZXRhMi5HZXROZnREZXRhaWxzUmVxdWVzdBonLm1pbnRsZW5zLnYxYmV0YTIuR2V0TmZ0RGV0YWlsc1Jlc3BvbnNlIkiC0+STAkISQC9mb3VuZGF0aW9uYWwvdjFiZXRhMi9uZnRzL3tjb250cmFjdF9hZGRyZXNzfS97dG9rZW5faWR9L2RldGFpbHMSuwEKEUdldE5mdFJhd01ldGFkYXRhEioubWludGxlbnMudjFiZXRhMi5HZXROZnRSYXdNZXRhZGF0YVJlcXVlc3QaKy5taW50bGVucy52MWJldGEyLkdldE5mdFJhd01ldGFkYXRhUmVzcG9uc2UiTYLT5JMCRxJFL2ZvdW5kYXRpb25hbC92MWJldGEyL25mdHMve2NvbnRyYWN0X2FkZHJlc3N9L3t0b2tlbl9pZH0vcmF3X21ldGFkYXRhEq8BCg9MaXN0VG9rZW5Pd25lcnMSKC5taW50bGVucy52MWJldGEyLkxpc3RUb2tlbk93bmVyc1JlcXVlc3QaKS5taW50bGVucy52MWJldGEyLkxpc3RUb2tlbk93bmVyc1Jlc3BvbnNlIkeC0+STAkESPy9mb3VuZGF0aW9uYWwvdjFiZXRhMi9uZnRzL3tjb250cmFjdF9hZGRyZXNzfS97dG9rZW5faWR9L293bmVyc2IGcHJvdG8z", [file_google_api_annotations, file_mintlens_v1beta2_contract_type, file_mintlens_v1beta2_enums]);
+  fileDesc("CiNtaW50bGVucy92MWJldGEyL2ZvdW5kYXRpb25hbC5wcm90bxIQbWludGxlbnMudjFiZXRhMiK9AgoUTGlzdENvbnRyYWN0c1JlcXVlc3QSEgoFbGltaXQYASABKA1IAIgBARITCgZvZmZzZXQYAiABKA1IAYgBARI8Cg5zb3J0X2RpcmVjdGlvbhgDIAEoDjIfLm1pbnRsZW5zLnYxYmV0YTIuU29ydERpcmVjdGlvbkgCiAEBEjYKDmNvbnRyYWN0X3R5cGVzGAQgAygOMh4ubWludGxlbnMudjFiZXRhMi5Db250cmFjdFR5cGUSHwoSYmxvY2tfdGltZXN0YW1wX2d0GAUgASgJSAOIAQESFwoKcGFnZV90b2tlbhgGIAEoCUgEiAEBQggKBl9saW1pdEIJCgdfb2Zmc2V0QhEKD19zb3J0X2RpcmVjdGlvbkIVChNfYmxvY2tfdGltZXN0YW1wX2d0Qg0KC19wYWdlX3Rva2VuIl8KFUxpc3RDb250cmFjdHNSZXNwb25zZRItCgljb250cmFjdHMYASADKAsyGi5taW50bGVucy52MWJldGEyLkNvbnRyYWN0EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSKzAQoIQ29udHJhY3QSDwoHYWRkcmVzcxgBIAEoCRIMCgRuYW1lGAIgASgJEg4KBnN5bWJvbBgDIAEoCRIQCghkZWNpbWFscxgEIAEoBRItCgV0eXBlcxgFIAMoDjIeLm1pbnRsZW5zLnYxYmV0YTIuQ29udHJhY3RUeXBlEjcKCm1pbnRfZXZlbnQYBiABKAsyIy5taW50bGVucy52MWJldGEyLkNvbnRyYWN0TWludEV2ZW50IlUKEUNvbnRyYWN0TWludEV2ZW50EhcKD2Jsb2NrX3RpbWVzdGFtcBgBIAEoCRIPCgd0eF9oYXNoGAIgASgJEhYKDm1pbnRlcl9hZGRyZXNzGAMgASgJIkIKFEdldE5mdERldGFpbHNSZXF1ZXN0EhgKEGNvbnRyYWN0X2FkZHJlc3MYASABKAkSEAoIdG9rZW5faWQYAiABKAkiwgEKFUdldE5mdERldGFpbHNSZXNwb25zZRIiCgNuZnQYASABKAsyFS5taW50bGVucy52MWJldGEyLk5mdBItCgdtZXRyaWNzGAIgASgLMhwubWludGxlbnMudjFiZXRhMi5OZnRNZXRyaWNzEikKCWxhc3Rfc2FsZRgDIAEoCzIWLm1pbnRsZW5zLnYxYmV0YTIuU2FsZRIrCgZyYXJpdHkYBCABKAsyGy5taW50bGVucy52MWJldGEyLk5mdFJhcml0eSKEAQoJTmZ0UmFyaXR5Ei4KBm1ldGhvZBgBIAEoDjIeLm1pbnRsZW5zLnYxYmV0YTIuUmFyaXR5TWV0aG9kEg0KBXNjb3JlGAIgASgBEgwKBHJhbmsYAyABKAQSFwoPY29sbGVjdGlvbl9zaXplGAQgASgEEhEKCXJhbmtlZF9hdBgFIAEoCSL5AQoDTmZ0EhgKEGNvbnRyYWN0X2FkZHJlc3MYASABKAkSEAoIdG9rZW5faWQYAiABKAkSLAoEdHlwZRgDIAEoDjIeLm1pbnRsZW5zLnYxYmV0YTIuQ29udHJhY3RUeXBlEi8KCG1ldGFkYXRhGAQgASgLMh0ubWludGxlbnMudjFiZXRhMi5OZnRNZXRhZGF0YRIyCgptaW50X2V2ZW50GAUgASgLMh4ubWludGxlbnMudjFiZXRhMi5OZnRNaW50RXZlbnQSMwoKY29sbGVjdGlvbhgGIAEoCzIfLm1pbnRsZW5zLnYxYmV0YTIuTmZ0Q29sbGVjdGlvbiKQAQoLTmZ0TWV0YWRhdGESMwoMbWV0YWRhdGFfdXJpGAEgASgLMh0ubWludGxlbnMudjFiZXRhMi5NZXRhZGF0YVVyaRIMCgRuYW1lGAIgASgJEhMKC2Rlc2NyaXB0aW9uGAMgASgJEikKBWltYWdlGAQgASgLMhoubWludGxlbnMudjFiZXRhMi5OZnRJbWFnZSItCgtNZXRhZGF0YVVyaRILCgN1cmkYASABKAkSEQoJbWltZV90eXBlGAIgASgJIkAKCE5mdEltYWdlEgsKA3VyaRgBIAEoCRIUCgx1cmlfb3JpZ2luYWwYAiABKAkSEQoJbWltZV90eXBlGAMgASgJIksKDE5mdE1pbnRFdmVudBIPCgd0eF9oYXNoGAEgASgJEhEKCWxvZ19pbmRleBgCIAEoBBIXCg9ibG9ja190aW1lc3RhbXAYAyABKAkiHQoNTmZ0Q29sbGVjdGlvbhIMCgRuYW1lGAEgASgJIjMKCk5mdE1ldHJpY3MSEAoIcXVhbnRpdHkYASABKAQSEwoLb3duZXJfY291bnQYAiABKAQihQEKBFNhbGUSOwoQYmxvY2tjaGFpbl9ldmVudBgBIAEoCzIhLm1pbnRsZW5zLnYxYmV0YTIuQmxvY2tjaGFpbkV2ZW50EjEKDnJlY2lwaWVudF9wYWlkGAIgASgLMhkubWludGxlbnMudjFiZXRhMi5QYXltZW50Eg0KBWZsYWdzGAMgAygJIncKD0Jsb2NrY2hhaW5FdmVudBIPCgd0eF9oYXNoGAEgASgJEhEKCWxvZ19pbmRleBgCIAEoBBIRCglzZXFfaW5kZXgYAyABKAQSFAoMYmxvY2tfbnVtYmVyGAQgASgEEhcKD2Jsb2NrX3RpbWVzdGFtcBgFIAEoCSLlAQoHUGF5bWVudBIUCgx0b3RhbF9uYXRpdmUYASABKAkSEQoJdG90YWxfdXNkGAIgASgJEh4KFm5hdGl2ZV90cmFuc2ZlcnNfdG90YWwYAyABKAkSIAoYZnVuZ2libGVfdHJhbnNmZXJzX3RvdGFsGAQgASgJEjUKDWF0dHJpYnV0ZWRfYnkYBSABKA4yHi5taW50bGVucy52MWJldGEyLkF0dHJpYnV0ZWRCeRI4Cg9mdW5naWJsZV90b3RhbHMYBiADKAsyHy5taW50bGVucy52MWJldGEyLkZ1bmdpYmxlVG90YWwiQwoNRnVuZ2libGVUb3RhbBIYChBjb250cmFjdF9hZGRyZXNzGAEgASgJEhgKEHRvdGFsX25vcm1hbGl6ZWQYAiABKAkiRgoYR2V0TmZ0UmF3TWV0YWRhdGFSZXF1ZXN0EhgKEGNvbnRyYWN0X2FkZHJlc3MYASABKAkSEAoIdG9rZW5faWQYAiABKAkiTAoZR2V0TmZ0UmF3TWV0YWRhdGFSZXNwb25zZRIvCghtZXRhZGF0YRgBIAEoCzIdLm1pbnRsZW5zLnYxYmV0YTIuUmF3TWV0YWRhdGEiLgoLUmF3TWV0YWRhdGESCwoDcmF3GAEgASgJEhIKCmluZGV4ZWRfYXQYAiABKAkiqgEKFkxpc3RUb2tlbk93bmVyc1JlcXVlc3QSGAoQY29udHJhY3RfYWRkcmVzcxgBIAEoCRIQCgh0b2tlbl9pZBgCIAEoCRISCgVsaW1pdBgDIAEoDUgAiAEBEhMKBm9mZnNldBgEIAEoDUgBiAEBEhcKCnBhZ2VfdG9rZW4YBSABKAlIAogBAUIICgZfbGltaXRCCQoHX29mZnNldEINCgtfcGFnZV90b2tlbiJgChdMaXN0VG9rZW5Pd25lcnNSZXNwb25zZRIsCgZvd25lcnMYASADKAsyHC5taW50bGVucy52MWJldGEyLlRva2VuT3duZXISFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIi8KClRva2VuT3duZXISDwoHYWRkcmVzcxgBIAEoCRIQCghxdWFudGl0eRgCIAEoBCpUCgxSYXJpdHlNZXRob2QSHQoZUkFSSVRZX01FVEhPRF9VTlNQRUNJRklFRBAAEiUKIVJBUklUWV9NRVRIT0RfSU5GT1JNQVRJT05fQ09OVEVOVBABMr4FChNGb3VuZGF0aW9uYWxTZXJ2aWNlEokBCg1MaXN0Q29udHJhY3RzEiYubWludGxlbnMudjFiZXRhMi5MaXN0Q29udHJhY3RzUmVxdWVzdBonLm1pbnRsZW5zLnYxYmV0YTIuTGlzdENvbnRyYWN0c1Jlc3BvbnNlIieC0+STAiESHy9mb3VuZGF0aW9uYWwvdjFiZXRhMi9jb250cmFjdHMSqgEKDUdldE5mdERldGFpbHMSJi5taW50bGVucy52MWJldGEyLkdldE5mdERldGFpbHNSZXF1ZXN0GicubWludGxlbnMudjFiZXRhMi5HZXROZnREZXRhaWxzUmVzcG9uc2UiSILT5JMCQhJAL2ZvdW5kYXRpb25hbC92MWJldGEyL25mdHMve2NvbnRyYWN0X2FkZHJlc3N9L3t0b2tlbl9pZH0vZGV0YWlscxK7AQoRR2V0TmZ0UmF3TWV0YWRhdGESKi5taW50bGVucy52MWJldGEyLkdldE5mdFJhd01ldGFkYXRhUmVxdWVzdBorLm1pbnRsZW5zLnYxYmV0YTIuR2V0TmZ0UmF3TWV0YWRhdGFSZXNwb25zZSJNgtPkkwJHEkUvZm91bmRhdGlvbmFsL3YxYmV0YTIvbmZ0cy97Y29udHJhY3RfYWRkcmVzc30ve3Rva2VuX2lkfS9yYXdfbWV0YWRhdGESrwEKD0xpc3RUb2tlbk93bmVycxIoLm1pbnRsZW5zLnYxYmV0YTIuTGlzdFRva2VuT3duZXJzUmVxdWVzdBopLm1pbnRsZW5zLnYxYmV0YTIuTGlzdFRva2VuT3duZXJzUmVzcG9uc2UiR4LT5JMCQRI/L2ZvdW5kYXRpb25hbC92MWJldGEyL25mdHMve2NvbnRyYWN0X2FkZHJlc3N9L3t0b2tlbl9pZH0vb3duZXJzYgZwcm90bzM", [file_google_api_annotations, file_mintlens_v1beta2_contract_type, file_mintlens_v1beta2_enums]);
 
 /**
  * Which contracts to list, in which order.
@@ -252,6 +252,14 @@ export type GetNftDetailsResponse = Message<"mintlens.v1beta2.GetNftDetailsRespo
    * @generated from field: mintlens.v1beta2.Sale last_sale = 3;
    */
   lastSale?: Sale | undefined;
+
+  /**
+   * The token's rarity in its collection, from the traits of its fetched document; null until the
+   * collection is ranked with a document of this token.
+   *
+   * @generated from field: mintlens.v1beta2.NftRarity rarity = 4;
+   */
+  rarity?: NftRarity | undefined;
 };
 
 /**
@@ -260,6 +268,57 @@ export type GetNftDetailsResponse = Message<"mintlens.v1beta2.GetNftDetailsRespo
  */
 export const GetNftDetailsResponseSchema: GenMessage<GetNftDetailsResponse> = /*@__PURE__*/
   messageDesc(file_mintlens_v1beta2_foundational, 5);
+
+/**
+ * How rare a token is among its collection's tokens with a fetched document.
+ *
+ * @generated from message mintlens.v1beta2.NftRarity
+ */
+export type NftRarity = Message<"mintlens.v1beta2.NftRarity"> & {
+  /**
+   * How the score is computed.
+   *
+   * @generated from field: mintlens.v1beta2.RarityMethod method = 1;
+   */
+  method: RarityMethod;
+
+  /**
+   * The score: for `RARITY_METHOD_INFORMATION_CONTENT`, bits of information in the token's string
+   * traits (higher is rarer), to 9 decimals.
+   *
+   * @generated from field: double score = 2;
+   */
+  score: number;
+
+  /**
+   * Rank by score: 1 is the rarest; tokens with equal scores share a rank, and the next rank skips
+   * them (1, 1, 3).
+   *
+   * @generated from field: uint64 rank = 3;
+   */
+  rank: bigint;
+
+  /**
+   * Tokens ranked: the collection's tokens with a fetched document when it was ranked.
+   *
+   * @generated from field: uint64 collection_size = 4;
+   */
+  collectionSize: bigint;
+
+  /**
+   * When the collection was last ranked: UTC, `YYYY-MM-DDTHH:MM:SSZ`.
+   *
+   * @generated from field: string ranked_at = 5;
+   */
+  rankedAt: string;
+};
+
+/**
+ * Describes the message mintlens.v1beta2.NftRarity.
+ * Use `create(NftRaritySchema)` to create a new message.
+ */
+export const NftRaritySchema: GenMessage<NftRarity> = /*@__PURE__*/
+  messageDesc(file_mintlens_v1beta2_foundational, 6);
 
 /**
  * An NFT and its normalised metadata.
@@ -315,7 +374,7 @@ export type Nft = Message<"mintlens.v1beta2.Nft"> & {
  * Use `create(NftSchema)` to create a new message.
  */
 export const NftSchema: GenMessage<Nft> = /*@__PURE__*/
-  messageDesc(file_mintlens_v1beta2_foundational, 6);
+  messageDesc(file_mintlens_v1beta2_foundational, 7);
 
 /**
  * An NFT's metadata, normalised into a common schema.
@@ -357,7 +416,7 @@ export type NftMetadata = Message<"mintlens.v1beta2.NftMetadata"> & {
  * Use `create(NftMetadataSchema)` to create a new message.
  */
 export const NftMetadataSchema: GenMessage<NftMetadata> = /*@__PURE__*/
-  messageDesc(file_mintlens_v1beta2_foundational, 7);
+  messageDesc(file_mintlens_v1beta2_foundational, 8);
 
 /**
  * Where a metadata document was found.
@@ -385,7 +444,7 @@ export type MetadataUri = Message<"mintlens.v1beta2.MetadataUri"> & {
  * Use `create(MetadataUriSchema)` to create a new message.
  */
 export const MetadataUriSchema: GenMessage<MetadataUri> = /*@__PURE__*/
-  messageDesc(file_mintlens_v1beta2_foundational, 8);
+  messageDesc(file_mintlens_v1beta2_foundational, 9);
 
 /**
  * An NFT's image.
@@ -420,7 +479,7 @@ export type NftImage = Message<"mintlens.v1beta2.NftImage"> & {
  * Use `create(NftImageSchema)` to create a new message.
  */
 export const NftImageSchema: GenMessage<NftImage> = /*@__PURE__*/
-  messageDesc(file_mintlens_v1beta2_foundational, 9);
+  messageDesc(file_mintlens_v1beta2_foundational, 10);
 
 /**
  * The mint of a token.
@@ -455,7 +514,7 @@ export type NftMintEvent = Message<"mintlens.v1beta2.NftMintEvent"> & {
  * Use `create(NftMintEventSchema)` to create a new message.
  */
 export const NftMintEventSchema: GenMessage<NftMintEvent> = /*@__PURE__*/
-  messageDesc(file_mintlens_v1beta2_foundational, 10);
+  messageDesc(file_mintlens_v1beta2_foundational, 11);
 
 /**
  * The collection an NFT belongs to.
@@ -476,7 +535,7 @@ export type NftCollection = Message<"mintlens.v1beta2.NftCollection"> & {
  * Use `create(NftCollectionSchema)` to create a new message.
  */
 export const NftCollectionSchema: GenMessage<NftCollection> = /*@__PURE__*/
-  messageDesc(file_mintlens_v1beta2_foundational, 11);
+  messageDesc(file_mintlens_v1beta2_foundational, 12);
 
 /**
  * Current supply and holders of one token.
@@ -504,7 +563,7 @@ export type NftMetrics = Message<"mintlens.v1beta2.NftMetrics"> & {
  * Use `create(NftMetricsSchema)` to create a new message.
  */
 export const NftMetricsSchema: GenMessage<NftMetrics> = /*@__PURE__*/
-  messageDesc(file_mintlens_v1beta2_foundational, 12);
+  messageDesc(file_mintlens_v1beta2_foundational, 13);
 
 /**
  * A sale of an NFT.
@@ -541,7 +600,7 @@ export type Sale = Message<"mintlens.v1beta2.Sale"> & {
  * Use `create(SaleSchema)` to create a new message.
  */
 export const SaleSchema: GenMessage<Sale> = /*@__PURE__*/
-  messageDesc(file_mintlens_v1beta2_foundational, 13);
+  messageDesc(file_mintlens_v1beta2_foundational, 14);
 
 /**
  * Where an event happened on the chain.
@@ -590,7 +649,7 @@ export type BlockchainEvent = Message<"mintlens.v1beta2.BlockchainEvent"> & {
  * Use `create(BlockchainEventSchema)` to create a new message.
  */
 export const BlockchainEventSchema: GenMessage<BlockchainEvent> = /*@__PURE__*/
-  messageDesc(file_mintlens_v1beta2_foundational, 14);
+  messageDesc(file_mintlens_v1beta2_foundational, 15);
 
 /**
  * A payment for an NFT, in the chain's native coin and in fungible tokens. Amounts are exact
@@ -647,7 +706,7 @@ export type Payment = Message<"mintlens.v1beta2.Payment"> & {
  * Use `create(PaymentSchema)` to create a new message.
  */
 export const PaymentSchema: GenMessage<Payment> = /*@__PURE__*/
-  messageDesc(file_mintlens_v1beta2_foundational, 15);
+  messageDesc(file_mintlens_v1beta2_foundational, 16);
 
 /**
  * The part of a payment made in one fungible token.
@@ -675,7 +734,7 @@ export type FungibleTotal = Message<"mintlens.v1beta2.FungibleTotal"> & {
  * Use `create(FungibleTotalSchema)` to create a new message.
  */
 export const FungibleTotalSchema: GenMessage<FungibleTotal> = /*@__PURE__*/
-  messageDesc(file_mintlens_v1beta2_foundational, 16);
+  messageDesc(file_mintlens_v1beta2_foundational, 17);
 
 /**
  * The NFT whose metadata document to return.
@@ -703,7 +762,7 @@ export type GetNftRawMetadataRequest = Message<"mintlens.v1beta2.GetNftRawMetada
  * Use `create(GetNftRawMetadataRequestSchema)` to create a new message.
  */
 export const GetNftRawMetadataRequestSchema: GenMessage<GetNftRawMetadataRequest> = /*@__PURE__*/
-  messageDesc(file_mintlens_v1beta2_foundational, 17);
+  messageDesc(file_mintlens_v1beta2_foundational, 18);
 
 /**
  * An NFT's metadata document.
@@ -724,7 +783,7 @@ export type GetNftRawMetadataResponse = Message<"mintlens.v1beta2.GetNftRawMetad
  * Use `create(GetNftRawMetadataResponseSchema)` to create a new message.
  */
 export const GetNftRawMetadataResponseSchema: GenMessage<GetNftRawMetadataResponse> = /*@__PURE__*/
-  messageDesc(file_mintlens_v1beta2_foundational, 18);
+  messageDesc(file_mintlens_v1beta2_foundational, 19);
 
 /**
  * A metadata document as fetched.
@@ -753,7 +812,7 @@ export type RawMetadata = Message<"mintlens.v1beta2.RawMetadata"> & {
  * Use `create(RawMetadataSchema)` to create a new message.
  */
 export const RawMetadataSchema: GenMessage<RawMetadata> = /*@__PURE__*/
-  messageDesc(file_mintlens_v1beta2_foundational, 19);
+  messageDesc(file_mintlens_v1beta2_foundational, 20);
 
 /**
  * The token whose holders to list, and which page.
@@ -805,7 +864,7 @@ export type ListTokenOwnersRequest = Message<"mintlens.v1beta2.ListTokenOwnersRe
  * Use `create(ListTokenOwnersRequestSchema)` to create a new message.
  */
 export const ListTokenOwnersRequestSchema: GenMessage<ListTokenOwnersRequest> = /*@__PURE__*/
-  messageDesc(file_mintlens_v1beta2_foundational, 20);
+  messageDesc(file_mintlens_v1beta2_foundational, 21);
 
 /**
  * A page of a token's holders.
@@ -834,7 +893,7 @@ export type ListTokenOwnersResponse = Message<"mintlens.v1beta2.ListTokenOwnersR
  * Use `create(ListTokenOwnersResponseSchema)` to create a new message.
  */
 export const ListTokenOwnersResponseSchema: GenMessage<ListTokenOwnersResponse> = /*@__PURE__*/
-  messageDesc(file_mintlens_v1beta2_foundational, 21);
+  messageDesc(file_mintlens_v1beta2_foundational, 22);
 
 /**
  * A holder of one token.
@@ -862,7 +921,35 @@ export type TokenOwner = Message<"mintlens.v1beta2.TokenOwner"> & {
  * Use `create(TokenOwnerSchema)` to create a new message.
  */
 export const TokenOwnerSchema: GenMessage<TokenOwner> = /*@__PURE__*/
-  messageDesc(file_mintlens_v1beta2_foundational, 22);
+  messageDesc(file_mintlens_v1beta2_foundational, 23);
+
+/**
+ * A method of scoring rarity.
+ *
+ * @generated from enum mintlens.v1beta2.RarityMethod
+ */
+export enum RarityMethod {
+  /**
+   * Not a valid value.
+   *
+   * @generated from enum value: RARITY_METHOD_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * The sum over the collection's trait names of -log2 of the share of tokens with the token's value
+   * of each ("absent" counting as a value).
+   *
+   * @generated from enum value: RARITY_METHOD_INFORMATION_CONTENT = 1;
+   */
+  INFORMATION_CONTENT = 1,
+}
+
+/**
+ * Describes the enum mintlens.v1beta2.RarityMethod.
+ */
+export const RarityMethodSchema: GenEnum<RarityMethod> = /*@__PURE__*/
+  enumDesc(file_mintlens_v1beta2_foundational, 0);
 
 /**
  * Contracts and NFTs: the contracts list, an NFT's details, its raw metadata document and its holders.
