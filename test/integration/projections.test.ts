@@ -13,7 +13,8 @@ const NOT_DERIVED: Record<string, string> = {
   schema_migrations: "the migrations applied",
   collection_traits: "string trait counts, kept by token_metadata's triggers with the documents",
   collection_numeric_traits: "numeric trait values, kept by token_metadata's triggers with the documents",
-  collection_trait_totals: "documents per collection and when its ranks went stale, kept by the same triggers",
+  collection_trait_totals:
+    "documents per collection and when its ranks went stale, kept by the same triggers",
   token_rarity: "ranks the metadata worker works out again from the trait counts",
 };
 
