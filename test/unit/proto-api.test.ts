@@ -70,6 +70,10 @@ const ORIGINAL: Record<string, { get: string; query: string[] }> = {
     query: ["limit", "offset"],
   },
   ListWalletNfts: { get: "/wallets/v1beta2/{address}/nfts", query: ["limit", "offset", "contractAddress"] },
+  ListNftTransfers: {
+    get: "/foundational/v1beta2/transfers/nft",
+    query: ["limit", "offset", "sortDirection", "contractAddress", "blockTimestampGt", "labelsAny"],
+  },
 };
 
 /** Every operation served: the seed's and the original service's others. */
@@ -81,6 +85,7 @@ const ADDED: Record<string, string[]> = {
   ListCollectionOwners: ["pageToken"],
   ListTokenOwners: ["pageToken"],
   ListWalletNfts: ["pageToken"],
+  ListNftTransfers: ["tokenId", "senderAddress", "recipientAddress", "blockTimestampLt", "pageToken"],
   GetTopCollections: ["pageToken", "includeFlaggedSales"],
   GetPrices: ["includeFlaggedSales"],
   GetSalesVolume: ["includeFlaggedSales"],
