@@ -11,6 +11,7 @@
  * Decisions the interface leaves open are in docs/api.md, "Requests and responses".
  */
 import type { Address } from "../core/hex.ts";
+import { TRANSFER_LABELS, type TransferLabel } from "../core/transfer-labels.ts";
 import { InvalidArgumentError } from "./errors.ts";
 
 // ---------------------------------------------------------------------------------------------
@@ -104,6 +105,8 @@ export const CONTRACT_TYPE = enumSpec("TYPE_UNSPECIFIED", [
 ]);
 export type ContractType = (typeof CONTRACT_TYPE.names)[number];
 
+export const LABEL = enumSpec("LABEL_UNSPECIFIED", TRANSFER_LABELS);
+
 /** The number of an enum value in the `.proto` (its place in the list, from 1). */
 export function enumNumber<T extends string>(spec: EnumSpec<T>, name: T): number {
   return spec.names.indexOf(name) + 1;
@@ -189,6 +192,27 @@ export function parseContractTypes(
   return CONTRACT_TYPE.names.filter((name) => found.has(name));
 }
 
+/**
+ * Transfer labels (`labelsAny`): repeated keys, comma-separated values or both, as contract types
+ * are read; each once, in the enum's order; an empty list means no filter.
+ */
+export function parseLabels(
+  raw: string | number | readonly (string | number)[] | undefined,
+  field: string,
+): TransferLabel[] {
+  if (raw === undefined) return [];
+  const values = (typeof raw === "object" ? raw : [raw]).flatMap((v) =>
+    typeof v === "string" && v !== "" ? v.split(",") : [v],
+  );
+  if (values.length === 1 && values[0] === "") return [];
+  const found = new Set<TransferLabel>();
+  for (const value of values) {
+    if (value === "") throw new InvalidArgumentError(field, "empty value in the list");
+    found.add(requiredEnum(LABEL, field, value));
+  }
+  return LABEL.names.filter((name) => found.has(name));
+}
+
 // ---------------------------------------------------------------------------------------------
 // Addresses and token ids.
 
@@ -230,7 +254,7 @@ export function parseTokenId(raw: RawScalar, field: string = FIELD.tokenId): big
 // ---------------------------------------------------------------------------------------------
 // Paging.
 
-export type PagedEndpoint = "contracts" | "top" | "owners" | "walletNfts" | "traits";
+export type PagedEndpoint = "contracts" | "top" | "owners" | "walletNfts" | "traits" | "transfers";
 
 /** Default and maximum `limit` of each paged endpoint. */
 export const LIMITS: Readonly<Record<PagedEndpoint, { default: number; max: number }>> = {
@@ -239,6 +263,7 @@ export const LIMITS: Readonly<Record<PagedEndpoint, { default: number; max: numb
   owners: { default: 500, max: 500 },
   walletNfts: { default: 500, max: 500 },
   traits: { default: 500, max: 500 },
+  transfers: { default: 20, max: 500 },
 };
 
 /**

@@ -3,6 +3,7 @@
  * their wire form (amounts from wei, timestamps, enum numbers).
  */
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
+import { transferLabels } from "../core/transfer-labels.ts";
 import type { ContractType as StoreContractType } from "../core/types.ts";
 import {
   DisplayType,
@@ -33,9 +34,12 @@ import {
   type GetNftRawMetadataResponse,
   GetNftRawMetadataResponseSchema,
   type NftSchema,
+  type NftTransferSchema,
+  type PaymentSchema,
   RarityMethod,
   type SaleSchema,
   type TokenOwnerSchema,
+  TransferParty_Type,
 } from "../gen/mintlens/v1beta2/foundational_pb.ts";
 import {
   type GetFloorPriceResponse,
@@ -47,6 +51,7 @@ import type { CollectionFacts } from "../store/read/collection.ts";
 import type { ContractListing } from "../store/read/contracts.ts";
 import type { RawDocument } from "../store/read/metadata.ts";
 import type { NftDetails, NftSale } from "../store/read/nft.ts";
+import type { NftTransferRow, TransferPrice } from "../store/read/nft-transfers.ts";
 import type { SeriesPoint } from "../store/read/series.ts";
 import type { TokenOwner } from "../store/read/token-owners.ts";
 import type { Ranked } from "../store/read/top.ts";
@@ -61,7 +66,7 @@ import {
   formatUsd,
   uint64,
 } from "./format.ts";
-import { CONTRACT_TYPE, type ContractType, enumNumber, type Metric } from "./params.ts";
+import { CONTRACT_TYPE, type ContractType, enumNumber, LABEL, type Metric } from "./params.ts";
 
 const contractTypeNumber = (type: StoreContractType) => enumNumber(CONTRACT_TYPE, type as ContractType);
 
@@ -188,6 +193,22 @@ function attributedByNumber(name: string): number {
   return AttributedBySchema.values.find((v) => v.name === name)?.number ?? 0;
 }
 
+/** A trade's price as the API writes it: an NFT's last sale and the transfers list alike. */
+function paymentInit(price: TransferPrice): MessageInitShape<typeof PaymentSchema> {
+  return {
+    totalNative: formatNative(price.totalNative),
+    totalUsd: formatUsd(price.totalUsd ?? null),
+    nativeTransfersTotal: formatNative(price.nativePaid),
+    fungibleTransfersTotal: formatNative(price.fungiblePaid),
+    attributedBy: attributedByNumber(price.attributedBy),
+    // A token whose contract was never seen has no known decimals: its amount stays in base units.
+    fungibleTotals: price.payments.map((p) => ({
+      contractAddress: p.token,
+      totalNormalized: formatUnits(p.amount, p.decimals ?? 0),
+    })),
+  };
+}
+
 function saleInit(sale: NftSale): MessageInitShape<typeof SaleSchema> {
   return {
     blockchainEvent: {
@@ -197,19 +218,94 @@ function saleInit(sale: NftSale): MessageInitShape<typeof SaleSchema> {
       blockNumber: uint64(sale.blockNumber),
       blockTimestamp: formatTimestamp(sale.blockTime),
     },
-    recipientPaid: {
-      totalNative: formatNative(sale.totalNative),
-      totalUsd: formatUsd(sale.totalUsd ?? null),
-      nativeTransfersTotal: formatNative(sale.nativePaid),
-      fungibleTransfersTotal: formatNative(sale.fungiblePaid),
-      attributedBy: attributedByNumber(sale.attributedBy),
-      // A token whose contract was never seen has no known decimals: its amount stays in base units.
-      fungibleTotals: sale.payments.map((p) => ({
-        contractAddress: p.token,
-        totalNormalized: formatUnits(p.amount, p.decimals ?? 0),
-      })),
-    },
+    recipientPaid: paymentInit(sale),
     flags: sale.flags,
+  };
+}
+
+/** The payment of a transfer that delivered no trade, or of a side that was paid nothing. */
+const NO_PAYMENT: MessageInitShape<typeof PaymentSchema> = {
+  totalNative: "0",
+  totalUsd: "0",
+  nativeTransfersTotal: "0",
+  fungibleTransfersTotal: "0",
+  attributedBy: attributedByNumber("ATTRIBUTED_BY_NO_PAYMENTS"),
+  fungibleTotals: [],
+};
+
+/** The token type of a transfer's event. */
+const STANDARD_TYPE: Readonly<Record<string, StoreContractType>> = {
+  erc721: "TYPE_ERC721",
+  erc2309: "TYPE_ERC721",
+  erc1155: "TYPE_ERC1155",
+  legacy: "TYPE_ERC721_LEGACY",
+  punks: "TYPE_CRYPTOPUNKS",
+};
+
+/**
+ * One price for the trades a transfer delivered: one trade's own, or, for units of several sellers
+ * delivered by one transfer, their sum (payments added per token; no USD value when one has none).
+ */
+export function combinedPrice(prices: readonly TransferPrice[]): TransferPrice | undefined {
+  const [first, ...others] = prices;
+  if (first === undefined) return undefined;
+  if (others.length === 0) return first;
+  const tokens = new Map<string, TransferPrice["payments"][number]>();
+  for (const p of prices.flatMap((price) => price.payments)) {
+    const seen = tokens.get(p.token);
+    tokens.set(p.token, seen ? { ...seen, amount: seen.amount + p.amount } : p);
+  }
+  const usd = prices.map((p) => p.totalUsd);
+  return {
+    nativePaid: prices.reduce((sum, p) => sum + p.nativePaid, 0n),
+    fungiblePaid: prices.reduce((sum, p) => sum + p.fungiblePaid, 0n),
+    totalNative: prices.reduce((sum, p) => sum + p.totalNative, 0n),
+    totalUsd: usd.every((u) => u !== undefined) ? addDecimals(usd as string[]) : undefined,
+    attributedBy: first.attributedBy,
+    payments: [...tokens.values()].sort((a, b) => (a.token < b.token ? -1 : a.token > b.token ? 1 : 0)),
+  };
+}
+
+/** The exact sum of non-negative decimal texts. */
+function addDecimals(values: readonly string[]): string {
+  const scale = Math.max(0, ...values.map((v) => v.split(".")[1]?.length ?? 0));
+  const units = values.reduce((sum, v) => {
+    const [whole = "0", fraction = ""] = v.split(".");
+    return sum + BigInt(whole + fraction.padEnd(scale, "0"));
+  }, 0n);
+  const text = units.toString().padStart(scale + 1, "0");
+  return scale === 0 ? text : `${text.slice(0, -scale)}.${text.slice(-scale)}`;
+}
+
+/**
+ * A transfer of the transfers list. The recipient paid the price of the trades it delivered (a sale
+ * or a paid mint); the sender received it when the trade was a sale (a mint has no seller side, a
+ * return no price).
+ */
+export function nftTransferMessage(row: NftTransferRow): MessageInitShape<typeof NftTransferSchema> {
+  const paid = combinedPrice(row.trades.filter((t) => t.kind !== "return").map((t) => t.price));
+  const received = combinedPrice(row.trades.filter((t) => t.kind === "sale").map((t) => t.price));
+  const type = STANDARD_TYPE[row.standard];
+  const owner = TransferParty_Type.OWNER;
+  return {
+    blockchainEvent: {
+      txHash: row.txHash,
+      logIndex: uint64(BigInt(row.logIndex)),
+      seqIndex: uint64(BigInt(row.seq)),
+      blockNumber: uint64(row.blockNumber),
+      blockTimestamp: formatTimestamp(row.blockTime),
+    },
+    contractAddress: row.contract,
+    tokenId: row.tokenId.toString(),
+    tokenType: type === undefined ? 0 : contractTypeNumber(type),
+    quantity: uint64(row.quantity),
+    sender: { address: row.from, type: owner },
+    senderReceived: received ? paymentInit(received) : NO_PAYMENT,
+    recipient: { address: row.to, type: owner },
+    recipientPaid: paid ? paymentInit(paid) : NO_PAYMENT,
+    labels: transferLabels({ from: row.from, to: row.to, trades: row.trades }).map((l) =>
+      enumNumber(LABEL, l),
+    ),
   };
 }
 

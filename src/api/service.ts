@@ -16,6 +16,7 @@ import { listContracts } from "../store/read/contracts.ts";
 import { floorPrice } from "../store/read/floor.ts";
 import { rawMetadata } from "../store/read/metadata.ts";
 import { nftDetails } from "../store/read/nft.ts";
+import { blockBounds, listNftTransfers } from "../store/read/nft-transfers.ts";
 import { listOwners } from "../store/read/owners.ts";
 import { collectionSeries, type SeriesPoint } from "../store/read/series.ts";
 import { listTokenOwners } from "../store/read/token-owners.ts";
@@ -23,7 +24,7 @@ import { type RankingMetric, topCollections } from "../store/read/top.ts";
 import { listNumericTraits, listStringTraits } from "../store/read/traits.ts";
 import { listWalletNfts } from "../store/read/wallet-nfts.ts";
 import type { DataVersion } from "./data-version.ts";
-import { NotFoundError } from "./errors.ts";
+import { InvalidArgumentError, NotFoundError } from "./errors.ts";
 import { seriesGrid } from "./grid.ts";
 import {
   addressPart,
@@ -44,6 +45,7 @@ import {
   parseContractTypes,
   parseDuration,
   parseGroupByPeriod,
+  parseLabels,
   parseLimit,
   parseMetric,
   parseOffset,
@@ -62,6 +64,7 @@ import {
   contractMessage,
   floorPriceMessage,
   nftDetailsMessage,
+  nftTransferMessage,
   numericTraitMessage,
   ownerMessage,
   ownersCountPoint,
@@ -133,6 +136,8 @@ const HOLDING_TOKENS = pageTokens(addressPart, naturalPart);
 const STRING_TRAIT_TOKENS = pageTokens(textPart(256), textPart(1_024));
 /** Page tokens of numeric traits: the name and display type. */
 const NUMERIC_TRAIT_TOKENS = pageTokens(textPart(256), textPart(64));
+/** Page tokens of the transfers list: the block, log index and position in the log. */
+const TRANSFER_TOKENS = pageTokens(naturalPart, naturalPart, naturalPart);
 /** Page tokens of a ranking: the value it orders by (a decimal for the average price) and the address. */
 const RANKING_TOKENS = pageTokens(decimalPart, addressPart);
 
@@ -307,6 +312,83 @@ export function createApiService(options: ApiServiceOptions): Map<string, Operat
             nfts: page.map((row) => walletNftMessage(row, imageBase)),
             nextPageToken:
               rows.length > limit && last ? HOLDING_TOKENS.write(list, [last.contract, last.tokenId]) : "",
+          });
+        },
+      };
+    },
+
+    listNftTransfers(fields) {
+      const limit = parseLimit(one(fields, "limit"), "transfers");
+      const offset = parseOffset(one(fields, "offset"));
+      const direction = parseSortDirection(one(fields, "sort_direction"), "SORT_DIRECTION_DESC");
+      const contract = parseOptionalAddress(one(fields, "contract_address"), "contract_address");
+      const rawTokenId = one(fields, "token_id");
+      const tokenId = rawTokenId === undefined || rawTokenId === "" ? undefined : parseTokenId(rawTokenId);
+      if (tokenId !== undefined && contract === undefined) {
+        throw new InvalidArgumentError(
+          "token_id",
+          "needs contract_address: a token id names a token of one collection",
+        );
+      }
+      const sender = parseOptionalAddress(one(fields, "sender_address"), "sender_address");
+      const recipient = parseOptionalAddress(one(fields, "recipient_address"), "recipient_address");
+      const gt = parseTimestamp(one(fields, "block_timestamp_gt"), "block_timestamp_gt");
+      const lt = parseTimestamp(one(fields, "block_timestamp_lt"), "block_timestamp_lt");
+      const labels = parseLabels(many(fields, "labels_any") as string | readonly string[], "labels_any");
+      const pageToken = parsePageToken(one(fields, "page_token"));
+      checkPaging(offset, pageToken);
+      // Block times are whole seconds: "after 12:00:00.5" is "after 12:00:00", "before 12:00:00.5" is "before 12:00:01".
+      const after = gt && new Date(gt.seconds * 1000);
+      const before = lt && new Date((lt.seconds + (lt.nanos > 0 ? 1 : 0)) * 1000);
+      const list = queryFingerprint("ListNftTransfers", {
+        chainId,
+        direction,
+        contract,
+        tokenId,
+        sender,
+        recipient,
+        after: after?.getTime(),
+        before: before?.getTime(),
+        labels,
+      });
+      const from = pageToken === undefined ? undefined : TRANSFER_TOKENS.read(pageToken, list);
+      return {
+        key: [
+          limit,
+          offset,
+          direction,
+          contract,
+          tokenId,
+          sender,
+          recipient,
+          after?.getTime(),
+          before?.getTime(),
+          labels.join(","),
+          pageToken,
+        ].join("|"),
+        read: async () => {
+          const bounds = await blockBounds(sql, chainId, { after, before });
+          // One row more than asked says whether a next page exists.
+          const rows = await listNftTransfers(sql, chainId, {
+            limit: limit + 1,
+            offset,
+            direction: direction === "SORT_DIRECTION_ASC" ? "asc" : "desc",
+            contract,
+            tokenId,
+            sender,
+            recipient,
+            ...bounds,
+            labels,
+            after: from && { blockNumber: from[0], logIndex: Number(from[1]), seq: Number(from[2]) },
+          });
+          const page = rows.slice(0, limit);
+          const last = page[page.length - 1];
+          return create(FoundationalService.method.listNftTransfers.output, {
+            nftTransfers: page.map(nftTransferMessage),
+            nextPageToken:
+              rows.length > limit && last
+                ? TRANSFER_TOKENS.write(list, [last.blockNumber, BigInt(last.logIndex), BigInt(last.seq)])
+                : "",
           });
         },
       };

@@ -271,8 +271,14 @@ describe("the block-order keys", () => {
     }
     assert.deepEqual(await indexNames(db.sql, Object.keys(NEW_KEYS)), [
       "fungible_transfers_pkey",
+      // The transfers list's (migration 0022).
+      "nft_transfers_by_contract",
+      "nft_transfers_by_recipient",
+      "nft_transfers_by_sender",
+      "nft_transfers_by_token",
       "nft_transfers_pkey",
       "sale_payments_pkey",
+      "sales_by_contract",
       "sales_by_time",
       "sales_last_of_token",
       "sales_pkey",

@@ -78,6 +78,10 @@ const ORIGINAL: Record<string, { get: string; query: string[] }> = {
     get: "/collections/v1beta2/{contract_address}/traits/numeric",
     query: ["limit", "offset"],
   },
+  ListNftTransfers: {
+    get: "/foundational/v1beta2/transfers/nft",
+    query: ["limit", "offset", "sortDirection", "contractAddress", "blockTimestampGt", "labelsAny"],
+  },
 };
 
 /** Every operation served: the seed's and the original service's others. */
@@ -91,6 +95,7 @@ const ADDED: Record<string, string[]> = {
   ListWalletNfts: ["pageToken"],
   ListStringTraits: ["pageToken"],
   ListNumericTraits: ["pageToken"],
+  ListNftTransfers: ["tokenId", "senderAddress", "recipientAddress", "blockTimestampLt", "pageToken"],
   GetTopCollections: ["pageToken", "includeFlaggedSales"],
   GetPrices: ["includeFlaggedSales"],
   GetSalesVolume: ["includeFlaggedSales"],

@@ -9,7 +9,7 @@ import { enumDesc, fileDesc } from "@bufbuild/protobuf/codegenv2";
  * Describes the file mintlens/v1beta2/enums.proto.
  */
 export const file_mintlens_v1beta2_enums: GenFile = /*@__PURE__*/
-  fileDesc("ChxtaW50bGVucy92MWJldGEyL2VudW1zLnByb3RvEhBtaW50bGVucy52MWJldGEyKoABCgZNZXRyaWMSFgoSTUVUUklDX1VOU1BFQ0lGSUVEEAASFwoTTUVUUklDX1NBTEVTX1ZPTFVNRRABEhkKFU1FVFJJQ19TQUxFU19RVUFOVElUWRACEhQKEE1FVFJJQ19NQVhfUFJJQ0UQAxIUChBNRVRSSUNfQVZHX1BSSUNFEAQqjwEKCER1cmF0aW9uEhgKFERVUkFUSU9OX1VOU1BFQ0lGSUVEEAASEwoPRFVSQVRJT05fMV9IT1VSEAESEgoORFVSQVRJT05fMV9EQVkQAhITCg9EVVJBVElPTl83X0RBWVMQAxIUChBEVVJBVElPTl8zMF9EQVlTEAQSFQoRRFVSQVRJT05fMzY1X0RBWVMQBSqHAQoNR3JvdXBCeVBlcmlvZBIfChtHUk9VUF9CWV9QRVJJT0RfVU5TUEVDSUZJRUQQABIeChpHUk9VUF9CWV9QRVJJT0RfMTVfTUlOVVRFUxABEhoKFkdST1VQX0JZX1BFUklPRF8xX0hPVVIQAhIZChVHUk9VUF9CWV9QRVJJT0RfMV9EQVkQAypgCg1Tb3J0RGlyZWN0aW9uEh4KGlNPUlRfRElSRUNUSU9OX1VOU1BFQ0lGSUVEEAASFgoSU09SVF9ESVJFQ1RJT05fQVNDEAESFwoTU09SVF9ESVJFQ1RJT05fREVTQxACKq0CCgxBdHRyaWJ1dGVkQnkSHQoZQVRUUklCVVRFRF9CWV9VTlNQRUNJRklFRBAAEiEKHUFUVFJJQlVURURfQllfU0lOR0xFX1RSQU5TRkVSEAESJwojQVRUUklCVVRFRF9CWV9TQU1FX0NPTlRSQUNUX0FWRVJBR0UQAhIoCiRBVFRSSUJVVEVEX0JZX01VTFRJX0NPTlRSQUNUX0FWRVJBR0UQAxIhCh1BVFRSSUJVVEVEX0JZX1NFTExFUl9QUk9DRUVEUxAEEiYKIkFUVFJJQlVURURfQllfUkVDSVBJRU5UX05PX1BBWU1FTlQQBRIeChpBVFRSSUJVVEVEX0JZX01BUktFVF9FVkVOVBAGEh0KGUFUVFJJQlVURURfQllfTk9fUEFZTUVOVFMQB2IGcHJvdG8z");
+  fileDesc("ChxtaW50bGVucy92MWJldGEyL2VudW1zLnByb3RvEhBtaW50bGVucy52MWJldGEyKoABCgZNZXRyaWMSFgoSTUVUUklDX1VOU1BFQ0lGSUVEEAASFwoTTUVUUklDX1NBTEVTX1ZPTFVNRRABEhkKFU1FVFJJQ19TQUxFU19RVUFOVElUWRACEhQKEE1FVFJJQ19NQVhfUFJJQ0UQAxIUChBNRVRSSUNfQVZHX1BSSUNFEAQqjwEKCER1cmF0aW9uEhgKFERVUkFUSU9OX1VOU1BFQ0lGSUVEEAASEwoPRFVSQVRJT05fMV9IT1VSEAESEgoORFVSQVRJT05fMV9EQVkQAhITCg9EVVJBVElPTl83X0RBWVMQAxIUChBEVVJBVElPTl8zMF9EQVlTEAQSFQoRRFVSQVRJT05fMzY1X0RBWVMQBSqHAQoNR3JvdXBCeVBlcmlvZBIfChtHUk9VUF9CWV9QRVJJT0RfVU5TUEVDSUZJRUQQABIeChpHUk9VUF9CWV9QRVJJT0RfMTVfTUlOVVRFUxABEhoKFkdST1VQX0JZX1BFUklPRF8xX0hPVVIQAhIZChVHUk9VUF9CWV9QRVJJT0RfMV9EQVkQAypgCg1Tb3J0RGlyZWN0aW9uEh4KGlNPUlRfRElSRUNUSU9OX1VOU1BFQ0lGSUVEEAASFgoSU09SVF9ESVJFQ1RJT05fQVNDEAESFwoTU09SVF9ESVJFQ1RJT05fREVTQxACKq0CCgxBdHRyaWJ1dGVkQnkSHQoZQVRUUklCVVRFRF9CWV9VTlNQRUNJRklFRBAAEiEKHUFUVFJJQlVURURfQllfU0lOR0xFX1RSQU5TRkVSEAESJwojQVRUUklCVVRFRF9CWV9TQU1FX0NPTlRSQUNUX0FWRVJBR0UQAhIoCiRBVFRSSUJVVEVEX0JZX01VTFRJX0NPTlRSQUNUX0FWRVJBR0UQAxIhCh1BVFRSSUJVVEVEX0JZX1NFTExFUl9QUk9DRUVEUxAEEiYKIkFUVFJJQlVURURfQllfUkVDSVBJRU5UX05PX1BBWU1FTlQQBRIeChpBVFRSSUJVVEVEX0JZX01BUktFVF9FVkVOVBAGEh0KGUFUVFJJQlVURURfQllfTk9fUEFZTUVOVFMQByqFAwoFTGFiZWwSFQoRTEFCRUxfVU5TUEVDSUZJRUQQABIOCgpMQUJFTF9NSU5UEAESDgoKTEFCRUxfQlVSThACEhIKDkxBQkVMX1RSQU5TRkVSEAMSDgoKTEFCRUxfU0FMRRAEEhAKDExBQkVMX0JVTkRMRRAFEh0KGUxBQkVMX01BUktFVFBMQUNFX09QRU5TRUEQBhIaChZMQUJFTF9NQVJLRVRQTEFDRV9CTFVSEAcSHwobTEFCRUxfTUFSS0VUUExBQ0VfTE9PS1NSQVJFEAgSGgoWTEFCRUxfTUFSS0VUUExBQ0VfWDJZMhAJEiEKHUxBQkVMX01BUktFVFBMQUNFX0NSWVBUT1BVTktTEAoSEwoPTEFCRUxfUEFJRF9NSU5UEAsSEAoMTEFCRUxfUkVUVVJOEAwSDgoKTEFCRUxfV0FTSBANEhYKEkxBQkVMX1JBVEVfT1VUTElFUhAOEhIKDkxBQkVMX1VOUFJJQ0VEEA8SEQoNTEFCRUxfT1JHQU5JQxAQYgZwcm90bzM");
 
 /**
  * A ranking metric of the top-collections operation.
@@ -258,4 +258,138 @@ export enum AttributedBy {
  */
 export const AttributedBySchema: GenEnum<AttributedBy> = /*@__PURE__*/
   enumDesc(file_mintlens_v1beta2_enums, 4);
+
+/**
+ * What an NFT transfer was. A transfer carries every label that applies; those from a trade (a
+ * sale, a paid mint, a return) come from the trade the transfer delivered to its recipient.
+ *
+ * @generated from enum mintlens.v1beta2.Label
+ */
+export enum Label {
+  /**
+   * No label given: rejected as an invalid argument.
+   *
+   * @generated from enum value: LABEL_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Units created: sent from the zero address.
+   *
+   * @generated from enum value: LABEL_MINT = 1;
+   */
+  MINT = 1,
+
+  /**
+   * Units destroyed: sent to the zero address or a burn address (0x…dEaD).
+   *
+   * @generated from enum value: LABEL_BURN = 2;
+   */
+  BURN = 2,
+
+  /**
+   * Neither a mint, a burn nor a sale: a gift, a move between one's wallets, a return.
+   *
+   * @generated from enum value: LABEL_TRANSFER = 3;
+   */
+  TRANSFER = 3,
+
+  /**
+   * The transfer delivered a sale to its buyer.
+   *
+   * @generated from enum value: LABEL_SALE = 4;
+   */
+  SALE = 4,
+
+  /**
+   * A sale of several NFTs to one buyer in one transaction (a sweep or a bundle).
+   *
+   * @generated from enum value: LABEL_BUNDLE = 5;
+   */
+  BUNDLE = 5,
+
+  /**
+   * A sale through OpenSea (Seaport, or the Wyvern exchange before it).
+   *
+   * @generated from enum value: LABEL_MARKETPLACE_OPENSEA = 6;
+   */
+  MARKETPLACE_OPENSEA = 6,
+
+  /**
+   * A sale through Blur.
+   *
+   * @generated from enum value: LABEL_MARKETPLACE_BLUR = 7;
+   */
+  MARKETPLACE_BLUR = 7,
+
+  /**
+   * A sale through LooksRare.
+   *
+   * @generated from enum value: LABEL_MARKETPLACE_LOOKSRARE = 8;
+   */
+  MARKETPLACE_LOOKSRARE = 8,
+
+  /**
+   * A sale through X2Y2.
+   *
+   * @generated from enum value: LABEL_MARKETPLACE_X2Y2 = 9;
+   */
+  MARKETPLACE_X2Y2 = 9,
+
+  /**
+   * A sale through the CryptoPunks market.
+   *
+   * @generated from enum value: LABEL_MARKETPLACE_CRYPTOPUNKS = 10;
+   */
+  MARKETPLACE_CRYPTOPUNKS = 10,
+
+  /**
+   * A mint that was paid for (with LABEL_MINT): its price is in `recipientPaid`; never a sale.
+   *
+   * @generated from enum value: LABEL_PAID_MINT = 11;
+   */
+  PAID_MINT = 11,
+
+  /**
+   * The NFT left its holder and came back within the transaction: not a sale.
+   *
+   * @generated from enum value: LABEL_RETURN = 12;
+   */
+  RETURN = 12,
+
+  /**
+   * A sale a wash rule flagged (a cycle, a self-trade, a funded buyer, proceeds handed back).
+   *
+   * @generated from enum value: LABEL_WASH = 13;
+   */
+  WASH = 13,
+
+  /**
+   * A sale priced at a currency rate flagged as an outlier.
+   *
+   * @generated from enum value: LABEL_RATE_OUTLIER = 14;
+   */
+  RATE_OUTLIER = 14,
+
+  /**
+   * A sale paid, wholly or in part, in a token without a known rate: it has no price.
+   *
+   * @generated from enum value: LABEL_UNPRICED = 15;
+   */
+  UNPRICED = 15,
+
+  /**
+   * A sale counted in the organic figures (rankings, series, volumes): neither flagged (wash, rate
+   * outlier) nor unpriced.
+   *
+   * @generated from enum value: LABEL_ORGANIC = 16;
+   */
+  ORGANIC = 16,
+}
+
+/**
+ * Describes the enum mintlens.v1beta2.Label.
+ */
+export const LabelSchema: GenEnum<Label> = /*@__PURE__*/
+  enumDesc(file_mintlens_v1beta2_enums, 5);
 

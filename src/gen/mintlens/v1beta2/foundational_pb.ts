@@ -7,7 +7,7 @@ import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf
 import { file_google_api_annotations } from "../../google/api/annotations_pb.ts";
 import type { ContractType } from "./contract_type_pb.ts";
 import { file_mintlens_v1beta2_contract_type } from "./contract_type_pb.ts";
-import type { AttributedBy, SortDirection } from "./enums_pb.ts";
+import type { AttributedBy, Label, SortDirection } from "./enums_pb.ts";
 import { file_mintlens_v1beta2_enums } from "./enums_pb.ts";
 import type { Message } from "@bufbuild/protobuf";
 
@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file mintlens/v1beta2/foundational.proto.
  */
 export const file_mintlens_v1beta2_foundational: GenFile = /*@__PURE__*/
-  fileDesc("CiNtaW50bGVucy92MWJldGEyL2ZvdW5kYXRpb25hbC5wcm90bxIQbWludGxlbnMudjFiZXRhMiK9AgoUTGlzdENvbnRyYWN0c1JlcXVlc3QSEgoFbGltaXQYASABKA1IAIgBARITCgZvZmZzZXQYAiABKA1IAYgBARI8Cg5zb3J0X2RpcmVjdGlvbhgDIAEoDjIfLm1pbnRsZW5zLnYxYmV0YTIuU29ydERpcmVjdGlvbkgCiAEBEjYKDmNvbnRyYWN0X3R5cGVzGAQgAygOMh4ubWludGxlbnMudjFiZXRhMi5Db250cmFjdFR5cGUSHwoSYmxvY2tfdGltZXN0YW1wX2d0GAUgASgJSAOIAQESFwoKcGFnZV90b2tlbhgGIAEoCUgEiAEBQggKBl9saW1pdEIJCgdfb2Zmc2V0QhEKD19zb3J0X2RpcmVjdGlvbkIVChNfYmxvY2tfdGltZXN0YW1wX2d0Qg0KC19wYWdlX3Rva2VuIl8KFUxpc3RDb250cmFjdHNSZXNwb25zZRItCgljb250cmFjdHMYASADKAsyGi5taW50bGVucy52MWJldGEyLkNvbnRyYWN0EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSKzAQoIQ29udHJhY3QSDwoHYWRkcmVzcxgBIAEoCRIMCgRuYW1lGAIgASgJEg4KBnN5bWJvbBgDIAEoCRIQCghkZWNpbWFscxgEIAEoBRItCgV0eXBlcxgFIAMoDjIeLm1pbnRsZW5zLnYxYmV0YTIuQ29udHJhY3RUeXBlEjcKCm1pbnRfZXZlbnQYBiABKAsyIy5taW50bGVucy52MWJldGEyLkNvbnRyYWN0TWludEV2ZW50IlUKEUNvbnRyYWN0TWludEV2ZW50EhcKD2Jsb2NrX3RpbWVzdGFtcBgBIAEoCRIPCgd0eF9oYXNoGAIgASgJEhYKDm1pbnRlcl9hZGRyZXNzGAMgASgJIkIKFEdldE5mdERldGFpbHNSZXF1ZXN0EhgKEGNvbnRyYWN0X2FkZHJlc3MYASABKAkSEAoIdG9rZW5faWQYAiABKAkiwgEKFUdldE5mdERldGFpbHNSZXNwb25zZRIiCgNuZnQYASABKAsyFS5taW50bGVucy52MWJldGEyLk5mdBItCgdtZXRyaWNzGAIgASgLMhwubWludGxlbnMudjFiZXRhMi5OZnRNZXRyaWNzEikKCWxhc3Rfc2FsZRgDIAEoCzIWLm1pbnRsZW5zLnYxYmV0YTIuU2FsZRIrCgZyYXJpdHkYBCABKAsyGy5taW50bGVucy52MWJldGEyLk5mdFJhcml0eSKEAQoJTmZ0UmFyaXR5Ei4KBm1ldGhvZBgBIAEoDjIeLm1pbnRsZW5zLnYxYmV0YTIuUmFyaXR5TWV0aG9kEg0KBXNjb3JlGAIgASgBEgwKBHJhbmsYAyABKAQSFwoPY29sbGVjdGlvbl9zaXplGAQgASgEEhEKCXJhbmtlZF9hdBgFIAEoCSL5AQoDTmZ0EhgKEGNvbnRyYWN0X2FkZHJlc3MYASABKAkSEAoIdG9rZW5faWQYAiABKAkSLAoEdHlwZRgDIAEoDjIeLm1pbnRsZW5zLnYxYmV0YTIuQ29udHJhY3RUeXBlEi8KCG1ldGFkYXRhGAQgASgLMh0ubWludGxlbnMudjFiZXRhMi5OZnRNZXRhZGF0YRIyCgptaW50X2V2ZW50GAUgASgLMh4ubWludGxlbnMudjFiZXRhMi5OZnRNaW50RXZlbnQSMwoKY29sbGVjdGlvbhgGIAEoCzIfLm1pbnRsZW5zLnYxYmV0YTIuTmZ0Q29sbGVjdGlvbiKQAQoLTmZ0TWV0YWRhdGESMwoMbWV0YWRhdGFfdXJpGAEgASgLMh0ubWludGxlbnMudjFiZXRhMi5NZXRhZGF0YVVyaRIMCgRuYW1lGAIgASgJEhMKC2Rlc2NyaXB0aW9uGAMgASgJEikKBWltYWdlGAQgASgLMhoubWludGxlbnMudjFiZXRhMi5OZnRJbWFnZSItCgtNZXRhZGF0YVVyaRILCgN1cmkYASABKAkSEQoJbWltZV90eXBlGAIgASgJIkAKCE5mdEltYWdlEgsKA3VyaRgBIAEoCRIUCgx1cmlfb3JpZ2luYWwYAiABKAkSEQoJbWltZV90eXBlGAMgASgJIksKDE5mdE1pbnRFdmVudBIPCgd0eF9oYXNoGAEgASgJEhEKCWxvZ19pbmRleBgCIAEoBBIXCg9ibG9ja190aW1lc3RhbXAYAyABKAkiHQoNTmZ0Q29sbGVjdGlvbhIMCgRuYW1lGAEgASgJIjMKCk5mdE1ldHJpY3MSEAoIcXVhbnRpdHkYASABKAQSEwoLb3duZXJfY291bnQYAiABKAQihQEKBFNhbGUSOwoQYmxvY2tjaGFpbl9ldmVudBgBIAEoCzIhLm1pbnRsZW5zLnYxYmV0YTIuQmxvY2tjaGFpbkV2ZW50EjEKDnJlY2lwaWVudF9wYWlkGAIgASgLMhkubWludGxlbnMudjFiZXRhMi5QYXltZW50Eg0KBWZsYWdzGAMgAygJIncKD0Jsb2NrY2hhaW5FdmVudBIPCgd0eF9oYXNoGAEgASgJEhEKCWxvZ19pbmRleBgCIAEoBBIRCglzZXFfaW5kZXgYAyABKAQSFAoMYmxvY2tfbnVtYmVyGAQgASgEEhcKD2Jsb2NrX3RpbWVzdGFtcBgFIAEoCSLlAQoHUGF5bWVudBIUCgx0b3RhbF9uYXRpdmUYASABKAkSEQoJdG90YWxfdXNkGAIgASgJEh4KFm5hdGl2ZV90cmFuc2ZlcnNfdG90YWwYAyABKAkSIAoYZnVuZ2libGVfdHJhbnNmZXJzX3RvdGFsGAQgASgJEjUKDWF0dHJpYnV0ZWRfYnkYBSABKA4yHi5taW50bGVucy52MWJldGEyLkF0dHJpYnV0ZWRCeRI4Cg9mdW5naWJsZV90b3RhbHMYBiADKAsyHy5taW50bGVucy52MWJldGEyLkZ1bmdpYmxlVG90YWwiQwoNRnVuZ2libGVUb3RhbBIYChBjb250cmFjdF9hZGRyZXNzGAEgASgJEhgKEHRvdGFsX25vcm1hbGl6ZWQYAiABKAkiRgoYR2V0TmZ0UmF3TWV0YWRhdGFSZXF1ZXN0EhgKEGNvbnRyYWN0X2FkZHJlc3MYASABKAkSEAoIdG9rZW5faWQYAiABKAkiTAoZR2V0TmZ0UmF3TWV0YWRhdGFSZXNwb25zZRIvCghtZXRhZGF0YRgBIAEoCzIdLm1pbnRsZW5zLnYxYmV0YTIuUmF3TWV0YWRhdGEiLgoLUmF3TWV0YWRhdGESCwoDcmF3GAEgASgJEhIKCmluZGV4ZWRfYXQYAiABKAkiqgEKFkxpc3RUb2tlbk93bmVyc1JlcXVlc3QSGAoQY29udHJhY3RfYWRkcmVzcxgBIAEoCRIQCgh0b2tlbl9pZBgCIAEoCRISCgVsaW1pdBgDIAEoDUgAiAEBEhMKBm9mZnNldBgEIAEoDUgBiAEBEhcKCnBhZ2VfdG9rZW4YBSABKAlIAogBAUIICgZfbGltaXRCCQoHX29mZnNldEINCgtfcGFnZV90b2tlbiJgChdMaXN0VG9rZW5Pd25lcnNSZXNwb25zZRIsCgZvd25lcnMYASADKAsyHC5taW50bGVucy52MWJldGEyLlRva2VuT3duZXISFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIi8KClRva2VuT3duZXISDwoHYWRkcmVzcxgBIAEoCRIQCghxdWFudGl0eRgCIAEoBCpUCgxSYXJpdHlNZXRob2QSHQoZUkFSSVRZX01FVEhPRF9VTlNQRUNJRklFRBAAEiUKIVJBUklUWV9NRVRIT0RfSU5GT1JNQVRJT05fQ09OVEVOVBABMr4FChNGb3VuZGF0aW9uYWxTZXJ2aWNlEokBCg1MaXN0Q29udHJhY3RzEiYubWludGxlbnMudjFiZXRhMi5MaXN0Q29udHJhY3RzUmVxdWVzdBonLm1pbnRsZW5zLnYxYmV0YTIuTGlzdENvbnRyYWN0c1Jlc3BvbnNlIieC0+STAiESHy9mb3VuZGF0aW9uYWwvdjFiZXRhMi9jb250cmFjdHMSqgEKDUdldE5mdERldGFpbHMSJi5taW50bGVucy52MWJldGEyLkdldE5mdERldGFpbHNSZXF1ZXN0GicubWludGxlbnMudjFiZXRhMi5HZXROZnREZXRhaWxzUmVzcG9uc2UiSILT5JMCQhJAL2ZvdW5kYXRpb25hbC92MWJldGEyL25mdHMve2NvbnRyYWN0X2FkZHJlc3N9L3t0b2tlbl9pZH0vZGV0YWlscxK7AQoRR2V0TmZ0UmF3TWV0YWRhdGESKi5taW50bGVucy52MWJldGEyLkdldE5mdFJhd01ldGFkYXRhUmVxdWVzdBorLm1pbnRsZW5zLnYxYmV0YTIuR2V0TmZ0UmF3TWV0YWRhdGFSZXNwb25zZSJNgtPkkwJHEkUvZm91bmRhdGlvbmFsL3YxYmV0YTIvbmZ0cy97Y29udHJhY3RfYWRkcmVzc30ve3Rva2VuX2lkfS9yYXdfbWV0YWRhdGESrwEKD0xpc3RUb2tlbk93bmVycxIoLm1pbnRsZW5zLnYxYmV0YTIuTGlzdFRva2VuT3duZXJzUmVxdWVzdBopLm1pbnRsZW5zLnYxYmV0YTIuTGlzdFRva2VuT3duZXJzUmVzcG9uc2UiR4LT5JMCQRI/L2ZvdW5kYXRpb25hbC92MWJldGEyL25mdHMve2NvbnRyYWN0X2FkZHJlc3N9L3t0b2tlbl9pZH0vb3duZXJzYgZwcm90bzM", [file_google_api_annotations, file_mintlens_v1beta2_contract_type, file_mintlens_v1beta2_enums]);
+  fileDesc("CiNtaW50bGVucy92MWJldGEyL2ZvdW5kYXRpb25hbC5wcm90bxIQbWludGxlbnMudjFiZXRhMiK9AgoUTGlzdENvbnRyYWN0c1JlcXVlc3QSEgoFbGltaXQYASABKA1IAIgBARITCgZvZmZzZXQYAiABKA1IAYgBARI8Cg5zb3J0X2RpcmVjdGlvbhgDIAEoDjIfLm1pbnRsZW5zLnYxYmV0YTIuU29ydERpcmVjdGlvbkgCiAEBEjYKDmNvbnRyYWN0X3R5cGVzGAQgAygOMh4ubWludGxlbnMudjFiZXRhMi5Db250cmFjdFR5cGUSHwoSYmxvY2tfdGltZXN0YW1wX2d0GAUgASgJSAOIAQESFwoKcGFnZV90b2tlbhgGIAEoCUgEiAEBQggKBl9saW1pdEIJCgdfb2Zmc2V0QhEKD19zb3J0X2RpcmVjdGlvbkIVChNfYmxvY2tfdGltZXN0YW1wX2d0Qg0KC19wYWdlX3Rva2VuIl8KFUxpc3RDb250cmFjdHNSZXNwb25zZRItCgljb250cmFjdHMYASADKAsyGi5taW50bGVucy52MWJldGEyLkNvbnRyYWN0EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSKzAQoIQ29udHJhY3QSDwoHYWRkcmVzcxgBIAEoCRIMCgRuYW1lGAIgASgJEg4KBnN5bWJvbBgDIAEoCRIQCghkZWNpbWFscxgEIAEoBRItCgV0eXBlcxgFIAMoDjIeLm1pbnRsZW5zLnYxYmV0YTIuQ29udHJhY3RUeXBlEjcKCm1pbnRfZXZlbnQYBiABKAsyIy5taW50bGVucy52MWJldGEyLkNvbnRyYWN0TWludEV2ZW50IlUKEUNvbnRyYWN0TWludEV2ZW50EhcKD2Jsb2NrX3RpbWVzdGFtcBgBIAEoCRIPCgd0eF9oYXNoGAIgASgJEhYKDm1pbnRlcl9hZGRyZXNzGAMgASgJIkIKFEdldE5mdERldGFpbHNSZXF1ZXN0EhgKEGNvbnRyYWN0X2FkZHJlc3MYASABKAkSEAoIdG9rZW5faWQYAiABKAkiwgEKFUdldE5mdERldGFpbHNSZXNwb25zZRIiCgNuZnQYASABKAsyFS5taW50bGVucy52MWJldGEyLk5mdBItCgdtZXRyaWNzGAIgASgLMhwubWludGxlbnMudjFiZXRhMi5OZnRNZXRyaWNzEikKCWxhc3Rfc2FsZRgDIAEoCzIWLm1pbnRsZW5zLnYxYmV0YTIuU2FsZRIrCgZyYXJpdHkYBCABKAsyGy5taW50bGVucy52MWJldGEyLk5mdFJhcml0eSKEAQoJTmZ0UmFyaXR5Ei4KBm1ldGhvZBgBIAEoDjIeLm1pbnRsZW5zLnYxYmV0YTIuUmFyaXR5TWV0aG9kEg0KBXNjb3JlGAIgASgBEgwKBHJhbmsYAyABKAQSFwoPY29sbGVjdGlvbl9zaXplGAQgASgEEhEKCXJhbmtlZF9hdBgFIAEoCSL5AQoDTmZ0EhgKEGNvbnRyYWN0X2FkZHJlc3MYASABKAkSEAoIdG9rZW5faWQYAiABKAkSLAoEdHlwZRgDIAEoDjIeLm1pbnRsZW5zLnYxYmV0YTIuQ29udHJhY3RUeXBlEi8KCG1ldGFkYXRhGAQgASgLMh0ubWludGxlbnMudjFiZXRhMi5OZnRNZXRhZGF0YRIyCgptaW50X2V2ZW50GAUgASgLMh4ubWludGxlbnMudjFiZXRhMi5OZnRNaW50RXZlbnQSMwoKY29sbGVjdGlvbhgGIAEoCzIfLm1pbnRsZW5zLnYxYmV0YTIuTmZ0Q29sbGVjdGlvbiKQAQoLTmZ0TWV0YWRhdGESMwoMbWV0YWRhdGFfdXJpGAEgASgLMh0ubWludGxlbnMudjFiZXRhMi5NZXRhZGF0YVVyaRIMCgRuYW1lGAIgASgJEhMKC2Rlc2NyaXB0aW9uGAMgASgJEikKBWltYWdlGAQgASgLMhoubWludGxlbnMudjFiZXRhMi5OZnRJbWFnZSItCgtNZXRhZGF0YVVyaRILCgN1cmkYASABKAkSEQoJbWltZV90eXBlGAIgASgJIkAKCE5mdEltYWdlEgsKA3VyaRgBIAEoCRIUCgx1cmlfb3JpZ2luYWwYAiABKAkSEQoJbWltZV90eXBlGAMgASgJIksKDE5mdE1pbnRFdmVudBIPCgd0eF9oYXNoGAEgASgJEhEKCWxvZ19pbmRleBgCIAEoBBIXCg9ibG9ja190aW1lc3RhbXAYAyABKAkiHQoNTmZ0Q29sbGVjdGlvbhIMCgRuYW1lGAEgASgJIjMKCk5mdE1ldHJpY3MSEAoIcXVhbnRpdHkYASABKAQSEwoLb3duZXJfY291bnQYAiABKAQihQEKBFNhbGUSOwoQYmxvY2tjaGFpbl9ldmVudBgBIAEoCzIhLm1pbnRsZW5zLnYxYmV0YTIuQmxvY2tjaGFpbkV2ZW50EjEKDnJlY2lwaWVudF9wYWlkGAIgASgLMhkubWludGxlbnMudjFiZXRhMi5QYXltZW50Eg0KBWZsYWdzGAMgAygJIncKD0Jsb2NrY2hhaW5FdmVudBIPCgd0eF9oYXNoGAEgASgJEhEKCWxvZ19pbmRleBgCIAEoBBIRCglzZXFfaW5kZXgYAyABKAQSFAoMYmxvY2tfbnVtYmVyGAQgASgEEhcKD2Jsb2NrX3RpbWVzdGFtcBgFIAEoCSLlAQoHUGF5bWVudBIUCgx0b3RhbF9uYXRpdmUYASABKAkSEQoJdG90YWxfdXNkGAIgASgJEh4KFm5hdGl2ZV90cmFuc2ZlcnNfdG90YWwYAyABKAkSIAoYZnVuZ2libGVfdHJhbnNmZXJzX3RvdGFsGAQgASgJEjUKDWF0dHJpYnV0ZWRfYnkYBSABKA4yHi5taW50bGVucy52MWJldGEyLkF0dHJpYnV0ZWRCeRI4Cg9mdW5naWJsZV90b3RhbHMYBiADKAsyHy5taW50bGVucy52MWJldGEyLkZ1bmdpYmxlVG90YWwiQwoNRnVuZ2libGVUb3RhbBIYChBjb250cmFjdF9hZGRyZXNzGAEgASgJEhgKEHRvdGFsX25vcm1hbGl6ZWQYAiABKAkiRgoYR2V0TmZ0UmF3TWV0YWRhdGFSZXF1ZXN0EhgKEGNvbnRyYWN0X2FkZHJlc3MYASABKAkSEAoIdG9rZW5faWQYAiABKAkiTAoZR2V0TmZ0UmF3TWV0YWRhdGFSZXNwb25zZRIvCghtZXRhZGF0YRgBIAEoCzIdLm1pbnRsZW5zLnYxYmV0YTIuUmF3TWV0YWRhdGEiLgoLUmF3TWV0YWRhdGESCwoDcmF3GAEgASgJEhIKCmluZGV4ZWRfYXQYAiABKAkiqgEKFkxpc3RUb2tlbk93bmVyc1JlcXVlc3QSGAoQY29udHJhY3RfYWRkcmVzcxgBIAEoCRIQCgh0b2tlbl9pZBgCIAEoCRISCgVsaW1pdBgDIAEoDUgAiAEBEhMKBm9mZnNldBgEIAEoDUgBiAEBEhcKCnBhZ2VfdG9rZW4YBSABKAlIAogBAUIICgZfbGltaXRCCQoHX29mZnNldEINCgtfcGFnZV90b2tlbiJgChdMaXN0VG9rZW5Pd25lcnNSZXNwb25zZRIsCgZvd25lcnMYASADKAsyHC5taW50bGVucy52MWJldGEyLlRva2VuT3duZXISFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIi8KClRva2VuT3duZXISDwoHYWRkcmVzcxgBIAEoCRIQCghxdWFudGl0eRgCIAEoBCKrBAoXTGlzdE5mdFRyYW5zZmVyc1JlcXVlc3QSEgoFbGltaXQYASABKA1IAIgBARITCgZvZmZzZXQYAiABKA1IAYgBARI8Cg5zb3J0X2RpcmVjdGlvbhgDIAEoDjIfLm1pbnRsZW5zLnYxYmV0YTIuU29ydERpcmVjdGlvbkgCiAEBEh0KEGNvbnRyYWN0X2FkZHJlc3MYBCABKAlIA4gBARIfChJibG9ja190aW1lc3RhbXBfZ3QYBSABKAlIBIgBARIrCgpsYWJlbHNfYW55GAYgAygOMhcubWludGxlbnMudjFiZXRhMi5MYWJlbBIVCgh0b2tlbl9pZBgHIAEoCUgFiAEBEhsKDnNlbmRlcl9hZGRyZXNzGAggASgJSAaIAQESHgoRcmVjaXBpZW50X2FkZHJlc3MYCSABKAlIB4gBARIfChJibG9ja190aW1lc3RhbXBfbHQYCiABKAlICIgBARIXCgpwYWdlX3Rva2VuGAsgASgJSAmIAQFCCAoGX2xpbWl0QgkKB19vZmZzZXRCEQoPX3NvcnRfZGlyZWN0aW9uQhMKEV9jb250cmFjdF9hZGRyZXNzQhUKE19ibG9ja190aW1lc3RhbXBfZ3RCCwoJX3Rva2VuX2lkQhEKD19zZW5kZXJfYWRkcmVzc0IUChJfcmVjaXBpZW50X2FkZHJlc3NCFQoTX2Jsb2NrX3RpbWVzdGFtcF9sdEINCgtfcGFnZV90b2tlbiJpChhMaXN0TmZ0VHJhbnNmZXJzUmVzcG9uc2USNAoNbmZ0X3RyYW5zZmVycxgBIAMoCzIdLm1pbnRsZW5zLnYxYmV0YTIuTmZ0VHJhbnNmZXISFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIrEDCgtOZnRUcmFuc2ZlchI7ChBibG9ja2NoYWluX2V2ZW50GAEgASgLMiEubWludGxlbnMudjFiZXRhMi5CbG9ja2NoYWluRXZlbnQSGAoQY29udHJhY3RfYWRkcmVzcxgCIAEoCRIQCgh0b2tlbl9pZBgDIAEoCRIyCgp0b2tlbl90eXBlGAQgASgOMh4ubWludGxlbnMudjFiZXRhMi5Db250cmFjdFR5cGUSEAoIcXVhbnRpdHkYBSABKAQSLwoGc2VuZGVyGAYgASgLMh8ubWludGxlbnMudjFiZXRhMi5UcmFuc2ZlclBhcnR5EjIKD3NlbmRlcl9yZWNlaXZlZBgHIAEoCzIZLm1pbnRsZW5zLnYxYmV0YTIuUGF5bWVudBIyCglyZWNpcGllbnQYCCABKAsyHy5taW50bGVucy52MWJldGEyLlRyYW5zZmVyUGFydHkSMQoOcmVjaXBpZW50X3BhaWQYCSABKAsyGS5taW50bGVucy52MWJldGEyLlBheW1lbnQSJwoGbGFiZWxzGAogAygOMhcubWludGxlbnMudjFiZXRhMi5MYWJlbCKCAQoNVHJhbnNmZXJQYXJ0eRIPCgdhZGRyZXNzGAEgASgJEjIKBHR5cGUYAiABKA4yJC5taW50bGVucy52MWJldGEyLlRyYW5zZmVyUGFydHkuVHlwZSIsCgRUeXBlEhQKEFRZUEVfVU5TUEVDSUZJRUQQABIOCgpUWVBFX09XTkVSEAEqVAoMUmFyaXR5TWV0aG9kEh0KGVJBUklUWV9NRVRIT0RfVU5TUEVDSUZJRUQQABIlCiFSQVJJVFlfTUVUSE9EX0lORk9STUFUSU9OX0NPTlRFTlQQATLXBgoTRm91bmRhdGlvbmFsU2VydmljZRKJAQoNTGlzdENvbnRyYWN0cxImLm1pbnRsZW5zLnYxYmV0YTIuTGlzdENvbnRyYWN0c1JlcXVlc3QaJy5taW50bGVucy52MWJldGEyLkxpc3RDb250cmFjdHNSZXNwb25zZSIngtPkkwIhEh8vZm91bmRhdGlvbmFsL3YxYmV0YTIvY29udHJhY3RzEqoBCg1HZXROZnREZXRhaWxzEiYubWludGxlbnMudjFiZXRhMi5HZXROZnREZXRhaWxzUmVxdWVzdBonLm1pbnRsZW5zLnYxYmV0YTIuR2V0TmZ0RGV0YWlsc1Jlc3BvbnNlIkiC0+STAkISQC9mb3VuZGF0aW9uYWwvdjFiZXRhMi9uZnRzL3tjb250cmFjdF9hZGRyZXNzfS97dG9rZW5faWR9L2RldGFpbHMSuwEKEUdldE5mdFJhd01ldGFkYXRhEioubWludGxlbnMudjFiZXRhMi5HZXROZnRSYXdNZXRhZGF0YVJlcXVlc3QaKy5taW50bGVucy52MWJldGEyLkdldE5mdFJhd01ldGFkYXRhUmVzcG9uc2UiTYLT5JMCRxJFL2ZvdW5kYXRpb25hbC92MWJldGEyL25mdHMve2NvbnRyYWN0X2FkZHJlc3N9L3t0b2tlbl9pZH0vcmF3X21ldGFkYXRhEq8BCg9MaXN0VG9rZW5Pd25lcnMSKC5taW50bGVucy52MWJldGEyLkxpc3RUb2tlbk93bmVyc1JlcXVlc3QaKS5taW50bGVucy52MWJldGEyLkxpc3RUb2tlbk93bmVyc1Jlc3BvbnNlIkeC0+STAkESPy9mb3VuZGF0aW9uYWwvdjFiZXRhMi9uZnRzL3tjb250cmFjdF9hZGRyZXNzfS97dG9rZW5faWR9L293bmVycxKWAQoQTGlzdE5mdFRyYW5zZmVycxIpLm1pbnRsZW5zLnYxYmV0YTIuTGlzdE5mdFRyYW5zZmVyc1JlcXVlc3QaKi5taW50bGVucy52MWJldGEyLkxpc3ROZnRUcmFuc2ZlcnNSZXNwb25zZSIrgtPkkwIlEiMvZm91bmRhdGlvbmFsL3YxYmV0YTIvdHJhbnNmZXJzL25mdGIGcHJvdG8z", [file_google_api_annotations, file_mintlens_v1beta2_contract_type, file_mintlens_v1beta2_enums]);
 
 /**
  * Which contracts to list, in which order.
@@ -924,6 +924,274 @@ export const TokenOwnerSchema: GenMessage<TokenOwner> = /*@__PURE__*/
   messageDesc(file_mintlens_v1beta2_foundational, 23);
 
 /**
+ * Which NFT transfers to list, in which order.
+ *
+ * @generated from message mintlens.v1beta2.ListNftTransfersRequest
+ */
+export type ListNftTransfersRequest = Message<"mintlens.v1beta2.ListNftTransfersRequest"> & {
+  /**
+   * Number of transfers to return: default 20, at most 500.
+   *
+   * @generated from field: optional uint32 limit = 1;
+   */
+  limit?: number | undefined;
+
+  /**
+   * Number of transfers to skip: default 0, at most 10,000. Deeper pages go by `pageToken`; an
+   * offset other than 0 beside a `pageToken` is refused.
+   *
+   * @generated from field: optional uint32 offset = 2;
+   */
+  offset?: number | undefined;
+
+  /**
+   * Order by position on the chain (block, log index, position in the log): default
+   * SORT_DIRECTION_DESC (newest first); SORT_DIRECTION_ASC lists the oldest first.
+   *
+   * @generated from field: optional mintlens.v1beta2.SortDirection sort_direction = 3;
+   */
+  sortDirection?: SortDirection | undefined;
+
+  /**
+   * Only the transfers of this collection contract, 0x-prefixed hex in any case.
+   *
+   * @generated from field: optional string contract_address = 4;
+   */
+  contractAddress?: string | undefined;
+
+  /**
+   * Only the transfers in blocks strictly after this instant (RFC 3339, `Z` or an offset, with or
+   * without fractional seconds).
+   *
+   * @generated from field: optional string block_timestamp_gt = 5;
+   */
+  blockTimestampGt?: string | undefined;
+
+  /**
+   * Only the transfers carrying at least one of these labels; every transfer when empty.
+   *
+   * @generated from field: repeated mintlens.v1beta2.Label labels_any = 6;
+   */
+  labelsAny: Label[];
+
+  /**
+   * Only the transfers of this token id (a decimal integer up to 2^256 - 1); needs
+   * `contractAddress`.
+   *
+   * @generated from field: optional string token_id = 7;
+   */
+  tokenId?: string | undefined;
+
+  /**
+   * Only the transfers from this address (the zero address for mints).
+   *
+   * @generated from field: optional string sender_address = 8;
+   */
+  senderAddress?: string | undefined;
+
+  /**
+   * Only the transfers to this address.
+   *
+   * @generated from field: optional string recipient_address = 9;
+   */
+  recipientAddress?: string | undefined;
+
+  /**
+   * Only the transfers in blocks strictly before this instant (RFC 3339).
+   *
+   * @generated from field: optional string block_timestamp_lt = 10;
+   */
+  blockTimestampLt?: string | undefined;
+
+  /**
+   * Where to go on from: the `nextPageToken` of the previous page, unchanged. The other parameters
+   * must be those of the request that returned it (only `limit` may change); a malformed token, or
+   * one of another list, is refused. Absent or empty: the first page.
+   *
+   * @generated from field: optional string page_token = 11;
+   */
+  pageToken?: string | undefined;
+};
+
+/**
+ * Describes the message mintlens.v1beta2.ListNftTransfersRequest.
+ * Use `create(ListNftTransfersRequestSchema)` to create a new message.
+ */
+export const ListNftTransfersRequestSchema: GenMessage<ListNftTransfersRequest> = /*@__PURE__*/
+  messageDesc(file_mintlens_v1beta2_foundational, 24);
+
+/**
+ * A page of NFT transfers.
+ *
+ * @generated from message mintlens.v1beta2.ListNftTransfersResponse
+ */
+export type ListNftTransfersResponse = Message<"mintlens.v1beta2.ListNftTransfersResponse"> & {
+  /**
+   * The transfers, in the requested order.
+   *
+   * @generated from field: repeated mintlens.v1beta2.NftTransfer nft_transfers = 1;
+   */
+  nftTransfers: NftTransfer[];
+
+  /**
+   * The `pageToken` of the next page: the position of this page's last transfer, opaque. Empty on
+   * the last page.
+   *
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
+};
+
+/**
+ * Describes the message mintlens.v1beta2.ListNftTransfersResponse.
+ * Use `create(ListNftTransfersResponseSchema)` to create a new message.
+ */
+export const ListNftTransfersResponseSchema: GenMessage<ListNftTransfersResponse> = /*@__PURE__*/
+  messageDesc(file_mintlens_v1beta2_foundational, 25);
+
+/**
+ * A transfer of units of one NFT from one address to another, with its price when it was traded.
+ *
+ * @generated from message mintlens.v1beta2.NftTransfer
+ */
+export type NftTransfer = Message<"mintlens.v1beta2.NftTransfer"> & {
+  /**
+   * Where the transfer happened on the chain.
+   *
+   * @generated from field: mintlens.v1beta2.BlockchainEvent blockchain_event = 1;
+   */
+  blockchainEvent?: BlockchainEvent | undefined;
+
+  /**
+   * Collection contract address, lowercase 0x-prefixed hex.
+   *
+   * @generated from field: string contract_address = 2;
+   */
+  contractAddress: string;
+
+  /**
+   * Token id, a decimal integer.
+   *
+   * @generated from field: string token_id = 3;
+   */
+  tokenId: string;
+
+  /**
+   * Token standard of the transfer's event (TYPE_ERC721, TYPE_ERC1155, TYPE_ERC721_LEGACY or
+   * TYPE_CRYPTOPUNKS).
+   *
+   * @generated from field: mintlens.v1beta2.ContractType token_type = 4;
+   */
+  tokenType: ContractType;
+
+  /**
+   * Units moved: 1 for an ERC-721 token.
+   *
+   * @generated from field: uint64 quantity = 5;
+   */
+  quantity: bigint;
+
+  /**
+   * The address the units left (the zero address for a mint).
+   *
+   * @generated from field: mintlens.v1beta2.TransferParty sender = 6;
+   */
+  sender?: TransferParty | undefined;
+
+  /**
+   * What the seller side received for the units: the price of the trade this transfer delivered,
+   * the zero payment (ATTRIBUTED_BY_NO_PAYMENTS) when it delivered no sale.
+   *
+   * @generated from field: mintlens.v1beta2.Payment sender_received = 7;
+   */
+  senderReceived?: Payment | undefined;
+
+  /**
+   * The address the units reached (the zero address or a burn address for a burn).
+   *
+   * @generated from field: mintlens.v1beta2.TransferParty recipient = 8;
+   */
+  recipient?: TransferParty | undefined;
+
+  /**
+   * What the buyer paid for the units: the price of the trade (sale or paid mint) this transfer
+   * delivered, the zero payment (ATTRIBUTED_BY_NO_PAYMENTS) when it delivered none.
+   *
+   * @generated from field: mintlens.v1beta2.Payment recipient_paid = 9;
+   */
+  recipientPaid?: Payment | undefined;
+
+  /**
+   * What the transfer was: see `Label`.
+   *
+   * @generated from field: repeated mintlens.v1beta2.Label labels = 10;
+   */
+  labels: Label[];
+};
+
+/**
+ * Describes the message mintlens.v1beta2.NftTransfer.
+ * Use `create(NftTransferSchema)` to create a new message.
+ */
+export const NftTransferSchema: GenMessage<NftTransfer> = /*@__PURE__*/
+  messageDesc(file_mintlens_v1beta2_foundational, 26);
+
+/**
+ * One side of a transfer.
+ *
+ * @generated from message mintlens.v1beta2.TransferParty
+ */
+export type TransferParty = Message<"mintlens.v1beta2.TransferParty"> & {
+  /**
+   * The address, lowercase 0x-prefixed hex.
+   *
+   * @generated from field: string address = 1;
+   */
+  address: string;
+
+  /**
+   * Its role: always TYPE_OWNER.
+   *
+   * @generated from field: mintlens.v1beta2.TransferParty.Type type = 2;
+   */
+  type: TransferParty_Type;
+};
+
+/**
+ * Describes the message mintlens.v1beta2.TransferParty.
+ * Use `create(TransferPartySchema)` to create a new message.
+ */
+export const TransferPartySchema: GenMessage<TransferParty> = /*@__PURE__*/
+  messageDesc(file_mintlens_v1beta2_foundational, 27);
+
+/**
+ * The role of an address in a transfer. The values keep the original service's names.
+ *
+ * @generated from enum mintlens.v1beta2.TransferParty.Type
+ */
+export enum TransferParty_Type {
+  /**
+   * Unknown role.
+   *
+   * @generated from enum value: TYPE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * An account that held the units or holds them after the transfer (every party is this).
+   *
+   * @generated from enum value: TYPE_OWNER = 1;
+   */
+  OWNER = 1,
+}
+
+/**
+ * Describes the enum mintlens.v1beta2.TransferParty.Type.
+ */
+export const TransferParty_TypeSchema: GenEnum<TransferParty_Type> = /*@__PURE__*/
+  enumDesc(file_mintlens_v1beta2_foundational, 27, 0);
+
+/**
  * A method of scoring rarity.
  *
  * @generated from enum mintlens.v1beta2.RarityMethod
@@ -999,6 +1267,18 @@ export const FoundationalService: GenService<{
     methodKind: "unary";
     input: typeof ListTokenOwnersRequestSchema;
     output: typeof ListTokenOwnersResponseSchema;
+  },
+  /**
+   * Lists NFT transfers (mints, burns, moves and sales), newest first by default, each with what
+   * its recipient paid and its sender received and the labels that say what it was. Filtered by
+   * collection, token, sender, recipient, time and labels; `labelsAny=LABEL_SALE` is the sales list.
+   *
+   * @generated from rpc mintlens.v1beta2.FoundationalService.ListNftTransfers
+   */
+  listNftTransfers: {
+    methodKind: "unary";
+    input: typeof ListNftTransfersRequestSchema;
+    output: typeof ListNftTransfersResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_mintlens_v1beta2_foundational, 0);
