@@ -38,11 +38,21 @@ import { migrate } from "../src/store/pg/migrate.ts";
 import { processTreeCpu } from "./bench/process-cpu.ts";
 
 /**
- * The API's list indexes the indexer writes: a wallet's NFTs (migration 0020), on every transfer;
- * the punk offers' BRIN (0021) and open offers (0025), on punk offers only (the offers' key is the
- * table's own and stays).
+ * The API's list indexes the indexer writes: a wallet's NFTs (migration 0020) and the transfers
+ * list's four (0022), on every transfer; a collection's sales (0022), on every trade; the punk
+ * offers' BRIN (0021) and open offers (0025), on punk offers only (the offers' key is the table's
+ * own and stays).
  */
-const DEFAULT_INDEXES = ["token_balances_by_holder", "punk_offers_by_block", "punk_offers_open"];
+const DEFAULT_INDEXES = [
+  "token_balances_by_holder",
+  "nft_transfers_by_contract",
+  "nft_transfers_by_token",
+  "nft_transfers_by_sender",
+  "nft_transfers_by_recipient",
+  "sales_by_contract",
+  "punk_offers_by_block",
+  "punk_offers_open",
+];
 
 const { values: args } = parseArgs({
   options: {
