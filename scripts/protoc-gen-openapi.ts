@@ -233,18 +233,24 @@ function scalarSchema(scalar: ScalarType): Schema {
   }
 }
 
-/** The `google.api.http` GET rule of a method: its path template. */
-function getRule(method: DescMethod, registry: ReturnType<typeof createFileRegistry>): string {
+/**
+ * The `google.api.http` GET rule of a method and its additional bindings: their path templates,
+ * the rule's own first.
+ */
+function getRules(method: DescMethod, registry: ReturnType<typeof createFileRegistry>): string[] {
   const http = registry.getExtension("google.api.http");
   if (http === undefined || http.fieldKind !== "message")
     throw new Error("google.api.http is not in the request");
   if (!hasOption(method, http)) throw new Error(`${method.toString()} has no google.api.http rule`);
   const rule = toJson(http.message, getOption(method, http) as never) as JsonObject;
-  const keys = Object.keys(rule);
-  if (keys.length !== 1 || typeof rule.get !== "string") {
-    throw new Error(`${method.toString()}: only a single GET rule is supported, got ${JSON.stringify(rule)}`);
-  }
-  return rule.get;
+  const bindings = [rule, ...((rule.additionalBindings as JsonObject[] | undefined) ?? [])];
+  return bindings.map((binding) => {
+    const keys = Object.keys(binding).filter((k) => k !== "additionalBindings");
+    if (keys.length !== 1 || typeof binding.get !== "string") {
+      throw new Error(`${method.toString()}: only GET rules are supported, got ${JSON.stringify(rule)}`);
+    }
+    return binding.get;
+  });
 }
 
 function operation(
@@ -327,9 +333,13 @@ function buildDocument(registry: ReturnType<typeof createFileRegistry>, services
   const paths: Record<string, Schema> = {};
   for (const service of services) {
     for (const method of service.methods) {
-      const template = getRule(method, registry);
-      if (paths[template] !== undefined) throw new Error(`${template} is bound to two methods`);
-      paths[template] = { get: operation(builder, service, method, template) };
+      getRules(method, registry).forEach((template, i) => {
+        if (paths[template] !== undefined) throw new Error(`${template} is bound to two methods`);
+        const described = operation(builder, service, method, template);
+        // Operation ids are unique in a document: another path of the same method is named by its place.
+        if (i > 0) described.operationId = `${method.name}${i + 1}`;
+        paths[template] = { get: described };
+      });
     }
   }
   for (const name of NOT_FOUND_OPERATIONS) {

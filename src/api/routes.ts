@@ -22,34 +22,39 @@ export interface RestRoute {
 
 const TEMPLATE_VARIABLE = /\{([a-z_][a-z0-9_]*)\}/g;
 
-/** The route of each operation, from its method's `get` rule. */
+/**
+ * The routes of each operation, from its method's `get` rule and the rule's additional bindings (an
+ * operation the original service also served at another path answers at both).
+ */
 export function restRoutes(operations: Iterable<Operation>): RestRoute[] {
   const routes: RestRoute[] = [];
   for (const operation of operations) {
     const { method } = operation;
     if (!hasOption(method, http)) throw new Error(`${method.name} has no google.api.http rule`);
     const rule = getOption(method, http);
-    if (rule.pattern.case !== "get") throw new Error(`${method.name}: only GET rules are served`);
-    const template = rule.pattern.value;
-    const pathFields = [...template.matchAll(TEMPLATE_VARIABLE)].map((m) => m[1] as string);
-    for (const name of pathFields) {
-      if (!method.input.fields.some((f) => f.name === name)) {
-        throw new Error(`${method.name}: the path names ${name}, which ${method.input.name} lacks`);
+    for (const binding of [rule, ...rule.additionalBindings]) {
+      if (binding.pattern.case !== "get") throw new Error(`${method.name}: only GET rules are served`);
+      const template = binding.pattern.value;
+      const pathFields = [...template.matchAll(TEMPLATE_VARIABLE)].map((m) => m[1] as string);
+      for (const name of pathFields) {
+        if (!method.input.fields.some((f) => f.name === name)) {
+          throw new Error(`${method.name}: the path names ${name}, which ${method.input.name} lacks`);
+        }
       }
+      const queryFields = new Map<string, DescField>();
+      for (const field of method.input.fields) {
+        if (pathFields.includes(field.name)) continue;
+        queryFields.set(field.jsonName, field);
+        queryFields.set(field.name, field);
+      }
+      routes.push({
+        operation,
+        template,
+        routerPath: template.replace(TEMPLATE_VARIABLE, ":$1"),
+        pathFields,
+        queryFields,
+      });
     }
-    const queryFields = new Map<string, DescField>();
-    for (const field of method.input.fields) {
-      if (pathFields.includes(field.name)) continue;
-      queryFields.set(field.jsonName, field);
-      queryFields.set(field.name, field);
-    }
-    routes.push({
-      operation,
-      template,
-      routerPath: template.replace(TEMPLATE_VARIABLE, ":$1"),
-      pathFields,
-      queryFields,
-    });
   }
   return routes;
 }

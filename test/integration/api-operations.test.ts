@@ -510,6 +510,43 @@ describe("wallet NFTs", () => {
       assert.match((answer.body as { message: string }).message, new RegExp(`^${field}: `), query);
     }
   });
+
+  test("the original service's by_owner path answers as the wallet path, in the form its clients read", async () => {
+    const [holder, list] =
+      [...(await expectedHoldings()).entries()].sort(([, a], [, b]) => b.length - a.length)[0] ?? [];
+    assert.ok(holder && list && list.length >= 3);
+    const contract = list[0]?.contract;
+    for (const query of ["", "?limit=2", `?limit=500&contractAddress=${contract}`]) {
+      assert.deepEqual(
+        await ok(`/foundational/v1beta2/nfts/by_owner/${holder}${query}`),
+        await ok(nftsPath(holder, query)),
+        query,
+      );
+    }
+    // The fields a client of the original reads from each entry: nft.{contractAddress, tokenId,
+    // type, metadata.{metadataUri.{uri, mimeType}, name, description, image.{uri, uriOriginal,
+    // mimeType}}, collection.name} and quantity, a decimal string.
+    const body = await ok(`/foundational/v1beta2/nfts/by_owner/${holder}?limit=500`);
+    for (const entry of body.nfts as Json[]) {
+      assert.match(String(entry.quantity), /^[1-9][0-9]*$/);
+      const nft = entry.nft as Json;
+      assert.match(String(nft.contractAddress), /^0x[0-9a-f]{40}$/);
+      assert.match(String(nft.tokenId), /^[0-9]+$/);
+      assert.match(String(nft.type), /^TYPE_[A-Z0-9_]+$/);
+      assert.equal(typeof (nft.collection as Json).name, "string");
+      const metadata = nft.metadata as Json | null;
+      if (metadata === null) continue;
+      for (const key of ["name", "description"]) assert.equal(typeof metadata[key], "string", key);
+      const uri = metadata.metadataUri as Json;
+      const image = metadata.image as Json;
+      for (const key of ["uri", "mimeType"]) assert.equal(typeof uri[key], "string", `metadataUri.${key}`);
+      for (const key of ["uri", "uriOriginal", "mimeType"])
+        assert.equal(typeof image[key], "string", `image.${key}`);
+    }
+    const bad = await f.rest("/foundational/v1beta2/nfts/by_owner/0x12");
+    assert.equal(bad.status, 400);
+    assert.match((bad.body as { message: string }).message, /^address: /);
+  });
 });
 
 describe("time series", () => {

@@ -87,6 +87,11 @@ const ORIGINAL: Record<string, { get: string; query: string[] }> = {
 /** Every operation served: the seed's and the original service's others. */
 const SERVED = { ...SEED, ...ORIGINAL };
 
+/** Operations the original service also served at another path: each answers at both. */
+const ALSO_AT: Record<string, string[]> = {
+  ListWalletNfts: ["/foundational/v1beta2/nfts/by_owner/{address}"],
+};
+
 /** Query parameters beyond the seed's, added after them: page tokens of the lists, flagged sales counted on request. */
 const ADDED: Record<string, string[]> = {
   ListContracts: ["pageToken"],
@@ -109,7 +114,11 @@ describe("the services' http rules are the seed's operations", () => {
       methods.map((method) => {
         const rule = getOption(method, http);
         assert.equal(rule.pattern.case, "get", `${method.name}: not a GET rule`);
-        assert.deepEqual(rule.additionalBindings, [], `${method.name}: additional bindings`);
+        assert.deepEqual(
+          rule.additionalBindings.map((b) => (b.pattern.case === "get" ? b.pattern.value : b.pattern.case)),
+          ALSO_AT[method.name] ?? [],
+          `${method.name}: additional bindings`,
+        );
         assert.equal(rule.body, "", `${method.name}: a GET has no body`);
         return [method.name, rule.pattern.value];
       }),
@@ -195,15 +204,21 @@ describe("the OpenAPI document describes the same operations", () => {
     const paths = document.paths as Record<string, { get: JsonObject }>;
     assert.deepEqual(
       Object.keys(paths).sort(),
-      Object.values(SERVED)
-        .map((s) => s.get)
-        .sort(),
+      [...Object.values(SERVED).map((s) => s.get), ...Object.values(ALSO_AT).flat()].sort(),
     );
-    for (const [name, seed] of Object.entries(SERVED)) {
+    const bindings = Object.entries(SERVED).flatMap(([name, seed]) => [
+      { name, seed, operationId: name },
+      ...(ALSO_AT[name] ?? []).map((get, i) => ({
+        name,
+        seed: { ...seed, get },
+        operationId: `${name}${i + 2}`,
+      })),
+    ]);
+    for (const { name, seed, operationId } of bindings) {
       const item = paths[seed.get] as Record<string, JsonObject>;
       assert.deepEqual(Object.keys(item), ["get"], seed.get);
       const operation = item.get as JsonObject;
-      assert.equal(operation.operationId, name);
+      assert.equal(operation.operationId, operationId);
       const parameters = operation.parameters as JsonObject[];
       const inPath = [...seed.get.matchAll(/\{([a-z_]+)\}/g)].map((m) => m[1]);
       assert.deepEqual(

@@ -13,7 +13,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file mintlens/v1beta2/wallets.proto.
  */
 export const file_mintlens_v1beta2_wallets: GenFile = /*@__PURE__*/
-  fileDesc("Ch5taW50bGVucy92MWJldGEyL3dhbGxldHMucHJvdG8SEG1pbnRsZW5zLnYxYmV0YTIiwgEKFUxpc3RXYWxsZXROZnRzUmVxdWVzdBIPCgdhZGRyZXNzGAEgASgJEhIKBWxpbWl0GAIgASgNSACIAQESEwoGb2Zmc2V0GAMgASgNSAGIAQESHQoQY29udHJhY3RfYWRkcmVzcxgEIAEoCUgCiAEBEhcKCnBhZ2VfdG9rZW4YBSABKAlIA4gBAUIICgZfbGltaXRCCQoHX29mZnNldEITChFfY29udHJhY3RfYWRkcmVzc0INCgtfcGFnZV90b2tlbiJcChZMaXN0V2FsbGV0TmZ0c1Jlc3BvbnNlEikKBG5mdHMYASADKAsyGy5taW50bGVucy52MWJldGEyLldhbGxldE5mdBIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiQQoJV2FsbGV0TmZ0EiIKA25mdBgBIAEoCzIVLm1pbnRsZW5zLnYxYmV0YTIuTmZ0EhAKCHF1YW50aXR5GAIgASgEMp8BCg5XYWxsZXRzU2VydmljZRKMAQoOTGlzdFdhbGxldE5mdHMSJy5taW50bGVucy52MWJldGEyLkxpc3RXYWxsZXROZnRzUmVxdWVzdBooLm1pbnRsZW5zLnYxYmV0YTIuTGlzdFdhbGxldE5mdHNSZXNwb25zZSIngtPkkwIhEh8vd2FsbGV0cy92MWJldGEyL3thZGRyZXNzfS9uZnRzYgZwcm90bzM", [file_google_api_annotations, file_mintlens_v1beta2_foundational]);
+  fileDesc("Ch5taW50bGVucy92MWJldGEyL3dhbGxldHMucHJvdG8SEG1pbnRsZW5zLnYxYmV0YTIiwgEKFUxpc3RXYWxsZXROZnRzUmVxdWVzdBIPCgdhZGRyZXNzGAEgASgJEhIKBWxpbWl0GAIgASgNSACIAQESEwoGb2Zmc2V0GAMgASgNSAGIAQESHQoQY29udHJhY3RfYWRkcmVzcxgEIAEoCUgCiAEBEhcKCnBhZ2VfdG9rZW4YBSABKAlIA4gBAUIICgZfbGltaXRCCQoHX29mZnNldEITChFfY29udHJhY3RfYWRkcmVzc0INCgtfcGFnZV90b2tlbiJcChZMaXN0V2FsbGV0TmZ0c1Jlc3BvbnNlEikKBG5mdHMYASADKAsyGy5taW50bGVucy52MWJldGEyLldhbGxldE5mdBIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiQQoJV2FsbGV0TmZ0EiIKA25mdBgBIAEoCzIVLm1pbnRsZW5zLnYxYmV0YTIuTmZ0EhAKCHF1YW50aXR5GAIgASgEMtABCg5XYWxsZXRzU2VydmljZRK9AQoOTGlzdFdhbGxldE5mdHMSJy5taW50bGVucy52MWJldGEyLkxpc3RXYWxsZXROZnRzUmVxdWVzdBooLm1pbnRsZW5zLnYxYmV0YTIuTGlzdFdhbGxldE5mdHNSZXNwb25zZSJYgtPkkwJSWi8SLS9mb3VuZGF0aW9uYWwvdjFiZXRhMi9uZnRzL2J5X293bmVyL3thZGRyZXNzfRIfL3dhbGxldHMvdjFiZXRhMi97YWRkcmVzc30vbmZ0c2IGcHJvdG8z", [file_google_api_annotations, file_mintlens_v1beta2_foundational]);
 
 /**
  * The address whose NFTs to list, and which page.
@@ -134,7 +134,8 @@ export const WalletsService: GenService<{
   /**
    * Lists the NFTs an address holds now, by collection contract and token id, each with the units
    * held. Every holding is listed, whatever the collection. An address that holds nothing has an
-   * empty list.
+   * empty list. Also served at the original service's path for it,
+   * `/foundational/v1beta2/nfts/by_owner/{address}`.
    *
    * @generated from rpc mintlens.v1beta2.WalletsService.ListWalletNfts
    */
