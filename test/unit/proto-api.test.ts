@@ -80,7 +80,7 @@ const ADDED: Record<string, string[]> = {
   ListContracts: ["pageToken"],
   ListCollectionOwners: ["pageToken"],
   ListTokenOwners: ["pageToken"],
-  ListWalletNfts: ["pageToken"],
+  ListWalletNfts: ["pageToken", "includeSpam"],
   GetTopCollections: ["pageToken", "includeFlaggedSales"],
   GetPrices: ["includeFlaggedSales"],
   GetSalesVolume: ["includeFlaggedSales"],
