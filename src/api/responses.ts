@@ -45,6 +45,7 @@ import {
   type GetFloorPriceResponse,
   GetFloorPriceResponseSchema,
 } from "../gen/mintlens/v1beta2/marketplaces_pb.ts";
+import { type SpamVerdictSchema, SpamVerdictSource } from "../gen/mintlens/v1beta2/spam_pb.ts";
 import type { WalletNftSchema } from "../gen/mintlens/v1beta2/wallets_pb.ts";
 import { type NumericDisplayType, traitPercentage } from "../metadata/traits.ts";
 import type { CollectionFacts } from "../store/read/collection.ts";
@@ -53,6 +54,7 @@ import type { RawDocument } from "../store/read/metadata.ts";
 import type { NftDetails, NftSale } from "../store/read/nft.ts";
 import type { NftTransferRow, TransferPrice } from "../store/read/nft-transfers.ts";
 import type { SeriesPoint } from "../store/read/series.ts";
+import type { ServedSpamVerdict, SpamSource } from "../store/read/spam.ts";
 import type { TokenOwner } from "../store/read/token-owners.ts";
 import type { Ranked } from "../store/read/top.ts";
 import type { NumericTrait, StringTrait } from "../store/read/traits.ts";
@@ -388,7 +390,31 @@ export function walletNftMessage(
   holding: WalletNft,
   imageBase = "",
 ): MessageInitShape<typeof WalletNftSchema> {
-  return { nft: nftInit(holding, imageBase), quantity: uint64(holding.quantity) };
+  return {
+    nft: nftInit(holding, imageBase),
+    quantity: uint64(holding.quantity),
+    spam: spamVerdictInit(holding.spam),
+  };
+}
+
+const SPAM_SOURCE: Readonly<Record<SpamSource, SpamVerdictSource>> = {
+  none: SpamVerdictSource.NOT_JUDGED,
+  computed: SpamVerdictSource.COMPUTED,
+  override: SpamVerdictSource.OVERRIDE,
+};
+
+/** A collection's spam verdict; evidence figures as strings, as every count on the wire. */
+export function spamVerdictInit(verdict: ServedSpamVerdict): MessageInitShape<typeof SpamVerdictSchema> {
+  return {
+    isSpam: verdict.isSpam,
+    score: verdict.score,
+    source: SPAM_SOURCE[verdict.source],
+    signals: verdict.signals.map((s) => ({
+      name: s.name,
+      weight: s.weight,
+      evidence: Object.entries(s.evidence).map(([name, value]) => ({ name, value: String(value) })),
+    })),
+  };
 }
 
 export function rawMetadataMessage(document: RawDocument | undefined): GetNftRawMetadataResponse {
@@ -402,7 +428,10 @@ export function rawMetadataMessage(document: RawDocument | undefined): GetNftRaw
  * without `includeStats`: "0", "0" and an empty volume. The list of links stays empty until
  * collection-level documents are fetched.
  */
-export function collectionMetadataMessage(facts: CollectionFacts): GetCollectionMetadataResponse {
+export function collectionMetadataMessage(
+  facts: CollectionFacts,
+  spam: ServedSpamVerdict,
+): GetCollectionMetadataResponse {
   const { identity, counts, sales } = facts;
   return create(GetCollectionMetadataResponseSchema, {
     name: identity.name,
@@ -412,6 +441,7 @@ export function collectionMetadataMessage(facts: CollectionFacts): GetCollection
     ownersCount: sales === undefined ? 0n : uint64(counts.holders),
     salesVolume: sales === undefined ? "" : formatNative(sales.volume),
     metadata: [],
+    spam: spamVerdictInit(spam),
   });
 }
 

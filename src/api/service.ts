@@ -19,6 +19,7 @@ import { nftDetails } from "../store/read/nft.ts";
 import { blockBounds, listNftTransfers } from "../store/read/nft-transfers.ts";
 import { listOwners } from "../store/read/owners.ts";
 import { collectionSeries, type SeriesPoint } from "../store/read/series.ts";
+import { NOT_JUDGED, spamVerdicts } from "../store/read/spam.ts";
 import { listTokenOwners } from "../store/read/token-owners.ts";
 import { type RankingMetric, topCollections } from "../store/read/top.ts";
 import { listNumericTraits, listStringTraits } from "../store/read/traits.ts";
@@ -106,6 +107,8 @@ export interface ApiServiceOptions {
 interface Prepared {
   key: string;
   withMetadata?: boolean;
+  /** The answer shows spam verdicts: it is cached under their version too. */
+  withSpam?: boolean;
   read(): Promise<MessageShape<DescMessage>>;
 }
 
@@ -291,12 +294,14 @@ export function createApiService(options: ApiServiceOptions): Map<string, Operat
       const limit = parseLimit(one(fields, "limit"), "walletNfts");
       const offset = parseOffset(one(fields, "offset"));
       const pageToken = parsePageToken(one(fields, "page_token"));
+      const includeSpam = parseBoolean(one(fields, "include_spam"), "include_spam");
       checkPaging(offset, pageToken);
-      const list = queryFingerprint("ListWalletNfts", { chainId, holder, contract });
+      const list = queryFingerprint("ListWalletNfts", { chainId, holder, contract, includeSpam });
       const from = pageToken === undefined ? undefined : HOLDING_TOKENS.read(pageToken, list);
       return {
-        key: `${holder}|${contract ?? ""}|${limit}|${offset}|${pageToken ?? ""}`,
+        key: `${holder}|${contract ?? ""}|${limit}|${offset}|${pageToken ?? ""}|${includeSpam}`,
         withMetadata: true,
+        withSpam: true,
         read: async () => {
           // One row more than asked says whether a next page exists.
           const rows = await listWalletNfts(sql, chainId, holder, {
@@ -304,6 +309,7 @@ export function createApiService(options: ApiServiceOptions): Map<string, Operat
             offset,
             contract,
             after: from && { contract: from[0], tokenId: from[1] },
+            includeSpam,
           });
           const page = rows.slice(0, limit);
           const last = page[page.length - 1];
@@ -462,10 +468,14 @@ export function createApiService(options: ApiServiceOptions): Map<string, Operat
       const includeStats = parseBoolean(one(fields, "include_stats"), "include_stats");
       return {
         key: `${contract}|${includeStats}`,
+        withSpam: true,
         read: async () => {
-          const facts = await collectionFacts(sql, chainId, contract, { sales: includeStats });
+          const [facts, verdicts] = await Promise.all([
+            collectionFacts(sql, chainId, contract, { sales: includeStats }),
+            spamVerdicts(sql, chainId, [contract]),
+          ]);
           if (facts === undefined) throw unknownCollection();
-          return collectionMetadataMessage(facts);
+          return collectionMetadataMessage(facts, verdicts.get(contract) ?? NOT_JUDGED);
         },
       };
     },
@@ -611,7 +621,7 @@ export function createApiService(options: ApiServiceOptions): Map<string, Operat
         async run(fields) {
           const prepared = await run(fields);
           const at = await version.current();
-          const v = prepared.withMetadata ? `${at.chain}+${at.metadata}` : at.chain;
+          const v = `${at.chain}${prepared.withMetadata ? `+${at.metadata}` : ""}${prepared.withSpam ? `+${at.spam}` : ""}`;
           return cache.get(`${v}|${method.name}|${prepared.key}`, async () =>
             answer(method.output, await prepared.read()),
           );

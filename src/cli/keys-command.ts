@@ -14,6 +14,7 @@ import {
 } from "../store/tables/api-keys.ts";
 import { COMMAND_POOL, openDatabase } from "./open-database.ts";
 import type { Lifecycle } from "./shutdown.ts";
+import { formatTable } from "./table.ts";
 
 interface DatabaseFlags {
   databaseUrl?: string;
@@ -120,24 +121,14 @@ function unknownUser(user: string): UserFacingError {
 /** One line per user under a header, columns aligned; "-" for a time that has not happened. */
 export function formatListing(rows: readonly ApiKeyListing[]): string {
   const time = (t: Date | null) => (t === null ? "-" : t.toISOString());
-  const table = [
+  return formatTable(
     ["USER", "KEY ID", "CREATED", "ROTATED", "REVOKED"],
-    ...rows.map((r) => [
+    rows.map((r) => [
       r.userName,
       displayKeyId(r.keyId),
       time(r.createdAt),
       time(r.rotatedAt),
       time(r.revokedAt),
     ]),
-  ];
-  const widths = table[0]?.map((_, i) => Math.max(...table.map((row) => row[i]?.length ?? 0))) ?? [];
-  return table
-    .map((row) =>
-      row
-        .map((cell, i) => cell.padEnd(widths[i] ?? 0))
-        .join("  ")
-        .trimEnd(),
-    )
-    .map((line) => `${line}\n`)
-    .join("");
+  );
 }

@@ -10,6 +10,7 @@ import { registerMetadataCommand } from "./metadata-command.ts";
 import { registerMigrateCommand } from "./migrate-command.ts";
 import { registerServeCommand } from "./serve-command.ts";
 import type { CommandLifecycle } from "./shutdown.ts";
+import { registerSpamCommand } from "./spam-command.ts";
 import { registerStartCommand } from "./start-command.ts";
 
 /**
@@ -43,6 +44,7 @@ export async function runCommandLine(
   registerDemoCommand(program, lifecycle, environment);
   registerMigrateCommand(program, lifecycle, environment);
   registerKeysCommand(program, lifecycle, environment);
+  registerSpamCommand(program, lifecycle, environment);
   registerCallCommand(program, environment);
 
   const report = (error: unknown) => {

@@ -4,6 +4,7 @@ import { errorMessage, UserFacingError } from "../core/errors.ts";
 import type { Logger } from "../core/logger.ts";
 import { type Progress, runChainIndexer } from "../indexer/chain-indexer.ts";
 import { inspectContract } from "../indexer/classify/inspect.ts";
+import { runSpamJob } from "../spam/job.ts";
 import type { Sql } from "../store/pg/database.ts";
 
 export interface RunIndexersOptions {
@@ -23,7 +24,9 @@ export interface RunIndexersOptions {
  * Runs one indexer per configured chain until the signal aborts. A chain that stops on an error
  * (its node keeps refusing a block, a statement keeps failing, its configuration is wrong) is
  * logged and leaves the others running; once every chain has ended, the failures are thrown
- * together. Outages of a node or of the database never end a chain: it retries them.
+ * together. Outages of a node or of the database never end a chain: it retries them. Beside each
+ * chain's indexer runs its spam job (src/spam/job.ts), which judges the contracts the indexer's
+ * batches changed, until the indexer ends.
  */
 export async function runIndexers(options: RunIndexersOptions): Promise<void> {
   const { config, sql, logger, onProgress, signal } = options;
@@ -38,6 +41,11 @@ export async function runIndexers(options: RunIndexersOptions): Promise<void> {
         maxLogRange: config.tuning.maxLogRange,
         logger: chainLogger,
       });
+      const indexed = new AbortController();
+      const spam = runSpamJob(
+        { sql, chainId: chain.chainId, logger: logger.child({ chain: chain.name, part: "spam" }) },
+        AbortSignal.any([signal, indexed.signal]),
+      );
       try {
         await runChainIndexer(
           {
@@ -61,6 +69,8 @@ export async function runIndexers(options: RunIndexersOptions): Promise<void> {
         }
         throw error;
       } finally {
+        indexed.abort();
+        await spam;
         await client.close();
       }
     }),

@@ -9,6 +9,7 @@ import type { Hex } from "../core/hex.ts";
  * UniswapV2Factory, UniswapV2Pair).
  */
 export const CONTRACT_NAMES = [
+  "AirdropSprayer",
   "AnyTokenAggregator",
   "BidMarket",
   "CanonicalWETH9",
@@ -16,6 +17,7 @@ export const CONTRACT_NAMES = [
   "CreationFlood",
   "CryptoPunksMarket",
   "DealDesk",
+  "EditionShop",
   "EntryPointV07",
   "EscrowMarket",
   "EventForge",

@@ -24,7 +24,7 @@ const routes = restRoutes(
       throw new Error("not used");
     }) as never,
     chainId: API_CHAIN_ID,
-    version: { current: async () => ({ chain: "", metadata: "" }), close() {} },
+    version: { current: async () => ({ chain: "", metadata: "", spam: "" }), close() {} },
     cache: { get: (_key, read) => read() },
   }).values(),
 );

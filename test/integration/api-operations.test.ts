@@ -898,7 +898,9 @@ describe("collection metadata and totals", () => {
       const contract = lower(f.history.contracts[key].address);
       const expected = await expectedTotals(contract);
       const row = await contractRow(contract);
-      const identity = { name: row.name, symbol: row.symbol, types: row.types, metadata: [] };
+      // The fixture runs no spam job: every collection is not judged yet.
+      const spam = { isSpam: false, score: 0, signals: [], source: "SPAM_VERDICT_SOURCE_NOT_JUDGED" };
+      const identity = { name: row.name, symbol: row.symbol, types: row.types, metadata: [], spam };
       const stats = {
         ...identity,
         tokensCount: expected.tokensCount,

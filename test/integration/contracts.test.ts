@@ -75,6 +75,7 @@ describe("contracts on anvil", () => {
 
   test("every contract deploys and its runtime code is the artifact's", async () => {
     const args: Record<ContractName, unknown[]> = {
+      AirdropSprayer: [],
       AnyTokenAggregator: [alice, 100n],
       BidMarket: [alice, 250],
       CanonicalWETH9: [],
@@ -82,6 +83,7 @@ describe("contracts on anvil", () => {
       CreationFlood: [],
       CryptoPunksMarket: [10000n],
       DealDesk: [],
+      EditionShop: [],
       EntryPointV07: [],
       EscrowMarket: [alice, 250],
       EventForge: [],

@@ -27,6 +27,8 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   // Pure: sale attribution and exchange rates, used by the indexer.
   sales: ["core"],
   rates: ["core"],
+  // Spam verdicts: pure signals and scoring, and the job that feeds them the store's facts.
+  spam: ["core", "store"],
   // A collection's numbers: buckets, days and ranked windows, written in the indexer's transactions.
   rollups: ["core", "store"],
   indexer: ["core", "chain", "config", "store", "sales", "rates", "rollups"],
@@ -47,6 +49,7 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
     "rollups",
     "indexer",
     "metadata",
+    "spam",
     "api",
     "devchain",
     "demo",
@@ -62,6 +65,7 @@ const PURE = [
   /^src\/(sales|rates)\//,
   /^src\/rollups\/(windows|sale-buckets)\.ts$/,
   /^src\/metadata\/(uri|normalise)\.ts$/,
+  /^src\/spam\/(names|lure|score)\.ts$/,
 ];
 
 /** Packages a pure module must not reach, directly or through the modules it imports. */

@@ -97,7 +97,7 @@ const ADDED: Record<string, string[]> = {
   ListContracts: ["pageToken"],
   ListCollectionOwners: ["pageToken"],
   ListTokenOwners: ["pageToken"],
-  ListWalletNfts: ["pageToken"],
+  ListWalletNfts: ["pageToken", "includeSpam"],
   ListStringTraits: ["pageToken"],
   ListNumericTraits: ["pageToken"],
   ListNftTransfers: ["tokenId", "senderAddress", "recipientAddress", "blockTimestampLt", "pageToken"],

@@ -7,13 +7,15 @@ import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2
 import { file_google_api_annotations } from "../../google/api/annotations_pb.ts";
 import type { Nft } from "./foundational_pb.ts";
 import { file_mintlens_v1beta2_foundational } from "./foundational_pb.ts";
+import type { SpamVerdict } from "./spam_pb.ts";
+import { file_mintlens_v1beta2_spam } from "./spam_pb.ts";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file mintlens/v1beta2/wallets.proto.
  */
 export const file_mintlens_v1beta2_wallets: GenFile = /*@__PURE__*/
-  fileDesc("Ch5taW50bGVucy92MWJldGEyL3dhbGxldHMucHJvdG8SEG1pbnRsZW5zLnYxYmV0YTIiwgEKFUxpc3RXYWxsZXROZnRzUmVxdWVzdBIPCgdhZGRyZXNzGAEgASgJEhIKBWxpbWl0GAIgASgNSACIAQESEwoGb2Zmc2V0GAMgASgNSAGIAQESHQoQY29udHJhY3RfYWRkcmVzcxgEIAEoCUgCiAEBEhcKCnBhZ2VfdG9rZW4YBSABKAlIA4gBAUIICgZfbGltaXRCCQoHX29mZnNldEITChFfY29udHJhY3RfYWRkcmVzc0INCgtfcGFnZV90b2tlbiJcChZMaXN0V2FsbGV0TmZ0c1Jlc3BvbnNlEikKBG5mdHMYASADKAsyGy5taW50bGVucy52MWJldGEyLldhbGxldE5mdBIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiQQoJV2FsbGV0TmZ0EiIKA25mdBgBIAEoCzIVLm1pbnRsZW5zLnYxYmV0YTIuTmZ0EhAKCHF1YW50aXR5GAIgASgEMtABCg5XYWxsZXRzU2VydmljZRK9AQoOTGlzdFdhbGxldE5mdHMSJy5taW50bGVucy52MWJldGEyLkxpc3RXYWxsZXROZnRzUmVxdWVzdBooLm1pbnRsZW5zLnYxYmV0YTIuTGlzdFdhbGxldE5mdHNSZXNwb25zZSJYgtPkkwJSWi8SLS9mb3VuZGF0aW9uYWwvdjFiZXRhMi9uZnRzL2J5X293bmVyL3thZGRyZXNzfRIfL3dhbGxldHMvdjFiZXRhMi97YWRkcmVzc30vbmZ0c2IGcHJvdG8z", [file_google_api_annotations, file_mintlens_v1beta2_foundational]);
+  fileDesc("Ch5taW50bGVucy92MWJldGEyL3dhbGxldHMucHJvdG8SEG1pbnRsZW5zLnYxYmV0YTIi7gEKFUxpc3RXYWxsZXROZnRzUmVxdWVzdBIPCgdhZGRyZXNzGAEgASgJEhIKBWxpbWl0GAIgASgNSACIAQESEwoGb2Zmc2V0GAMgASgNSAGIAQESHQoQY29udHJhY3RfYWRkcmVzcxgEIAEoCUgCiAEBEhcKCnBhZ2VfdG9rZW4YBSABKAlIA4gBARIZCgxpbmNsdWRlX3NwYW0YBiABKAhIBIgBAUIICgZfbGltaXRCCQoHX29mZnNldEITChFfY29udHJhY3RfYWRkcmVzc0INCgtfcGFnZV90b2tlbkIPCg1faW5jbHVkZV9zcGFtIlwKFkxpc3RXYWxsZXROZnRzUmVzcG9uc2USKQoEbmZ0cxgBIAMoCzIbLm1pbnRsZW5zLnYxYmV0YTIuV2FsbGV0TmZ0EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSJuCglXYWxsZXROZnQSIgoDbmZ0GAEgASgLMhUubWludGxlbnMudjFiZXRhMi5OZnQSEAoIcXVhbnRpdHkYAiABKAQSKwoEc3BhbRgDIAEoCzIdLm1pbnRsZW5zLnYxYmV0YTIuU3BhbVZlcmRpY3Qy0AEKDldhbGxldHNTZXJ2aWNlEr0BCg5MaXN0V2FsbGV0TmZ0cxInLm1pbnRsZW5zLnYxYmV0YTIuTGlzdFdhbGxldE5mdHNSZXF1ZXN0GigubWludGxlbnMudjFiZXRhMi5MaXN0V2FsbGV0TmZ0c1Jlc3BvbnNlIliC0+STAlJaLxItL2ZvdW5kYXRpb25hbC92MWJldGEyL25mdHMvYnlfb3duZXIve2FkZHJlc3N9Eh8vd2FsbGV0cy92MWJldGEyL3thZGRyZXNzfS9uZnRzYgZwcm90bzM", [file_google_api_annotations, file_mintlens_v1beta2_foundational, file_mintlens_v1beta2_spam]);
 
 /**
  * The address whose NFTs to list, and which page.
@@ -58,6 +60,14 @@ export type ListWalletNftsRequest = Message<"mintlens.v1beta2.ListWalletNftsRequ
    * @generated from field: optional string page_token = 5;
    */
   pageToken?: string | undefined;
+
+  /**
+   * List the NFTs of collections judged spam too (each says so in `spam`). Default false: they are
+   * left out, and pages, offsets and page tokens count only the others.
+   *
+   * @generated from field: optional bool include_spam = 6;
+   */
+  includeSpam?: boolean | undefined;
 };
 
 /**
@@ -116,6 +126,13 @@ export type WalletNft = Message<"mintlens.v1beta2.WalletNft"> & {
    * @generated from field: uint64 quantity = 2;
    */
   quantity: bigint;
+
+  /**
+   * The spam verdict of the NFT's collection contract.
+   *
+   * @generated from field: mintlens.v1beta2.SpamVerdict spam = 3;
+   */
+  spam?: SpamVerdict | undefined;
 };
 
 /**
@@ -133,9 +150,9 @@ export const WalletNftSchema: GenMessage<WalletNft> = /*@__PURE__*/
 export const WalletsService: GenService<{
   /**
    * Lists the NFTs an address holds now, by collection contract and token id, each with the units
-   * held. Every holding is listed, whatever the collection. An address that holds nothing has an
-   * empty list. Also served at the original service's path for it,
-   * `/foundational/v1beta2/nfts/by_owner/{address}`.
+   * held and its collection's spam verdict. NFTs of collections judged spam are left out unless
+   * `includeSpam` is true. An address that holds nothing has an empty list. Also served at the
+   * original service's path for it, `/foundational/v1beta2/nfts/by_owner/{address}`.
    *
    * @generated from rpc mintlens.v1beta2.WalletsService.ListWalletNfts
    */
