@@ -3,6 +3,7 @@
  * their wire form (amounts from wei, timestamps, enum numbers).
  */
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
+import { type NumericDisplayType, traitPercentage } from "../core/traits.ts";
 import { transferLabels } from "../core/transfer-labels.ts";
 import type { ContractType as StoreContractType } from "../core/types.ts";
 import {
@@ -47,7 +48,6 @@ import {
 } from "../gen/mintlens/v1beta2/marketplaces_pb.ts";
 import { type SpamVerdictSchema, SpamVerdictSource } from "../gen/mintlens/v1beta2/spam_pb.ts";
 import type { WalletNftSchema } from "../gen/mintlens/v1beta2/wallets_pb.ts";
-import { type NumericDisplayType, traitPercentage } from "../metadata/traits.ts";
 import type { CollectionFacts } from "../store/read/collection.ts";
 import type { ContractListing } from "../store/read/contracts.ts";
 import type { RawDocument } from "../store/read/metadata.ts";

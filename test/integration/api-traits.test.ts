@@ -15,6 +15,7 @@ import fc from "fast-check";
 import { createChainClient } from "../../src/chain/client.ts";
 import type { Address } from "../../src/core/hex.ts";
 import { silentLogger } from "../../src/core/logger.ts";
+import { classifyAttribute } from "../../src/core/traits.ts";
 import type { HistorySummary } from "../../src/demo/activity.ts";
 import { type DemoMetadataServer, startDemoMetadataServer } from "../../src/demo/metadata-server.ts";
 import { DEMO_METADATA_NAMES, pointDemoMetadata } from "../../src/demo/metadata-setup.ts";
@@ -22,7 +23,6 @@ import type { Anvil } from "../../src/devchain/anvil.ts";
 import { createBlobStore } from "../../src/media/blobs.ts";
 import { createFetcher } from "../../src/metadata/fetch.ts";
 import { parseAllowList } from "../../src/metadata/ssrf.ts";
-import { classifyAttribute } from "../../src/metadata/traits.ts";
 import { runMetadataWorker } from "../../src/metadata/worker.ts";
 import {
   EMPTY_OUTCOME,

@@ -16,6 +16,11 @@ const NOT_DERIVED: Record<string, string> = {
   collection_trait_totals:
     "documents per collection and when its ranks went stale, kept by the same triggers",
   token_rarity: "ranks the metadata worker works out again from the trait counts",
+  spam_verdicts:
+    "verdicts the spam job works out again from the store's facts, a cache rather than a projection",
+  spam_overrides: "the operator's spam decisions, managed from the command line",
+  spam_pending: "contracts the spam job is to judge again, queued from what the indexer and the worker wrote",
+  spam_state: "the spam job's progress through the blocks and documents, and when overrides last changed",
 };
 
 let db: TestDatabase;

@@ -66,6 +66,7 @@ const PURE = [
   /^src\/rollups\/(windows|sale-buckets)\.ts$/,
   /^src\/metadata\/(uri|normalise)\.ts$/,
   /^src\/spam\/(names|lure|score)\.ts$/,
+  /^src\/core\/(traits|transfer-labels)\.ts$/,
 ];
 
 /** Packages a pure module must not reach, directly or through the modules it imports. */

@@ -7,7 +7,7 @@ import {
   rankScores,
   type TokenTraits,
   traitPercentage,
-} from "../../src/metadata/traits.ts";
+} from "../../src/core/traits.ts";
 
 const attr = (traitType: string, value: string, displayType = "") => ({ traitType, value, displayType });
 

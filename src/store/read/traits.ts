@@ -4,7 +4,7 @@
  * go in byte order of their key, each page one range of its table's primary key.
  */
 import type { Address } from "../../core/hex.ts";
-import type { NumericDisplayType } from "../../metadata/traits.ts";
+import type { NumericDisplayType } from "../../core/traits.ts";
 import { bare, type Queryable } from "../pg/database.ts";
 
 export interface StringTrait {

@@ -3,7 +3,13 @@
  * content. Pure; the store applies the same rules in SQL (`trait_display_type` of migration 0023,
  * `rankCollection`), and the tests hold the two to each other.
  */
-import type { Attribute } from "./normalise.ts";
+
+/** An attribute of a normalised document: its trait type, its value as text, its display type. */
+export interface TraitAttribute {
+  traitType: string;
+  value: string;
+  displayType: string;
+}
 
 /** The original service's display types of numeric traits. */
 export type NumericDisplayType =
@@ -38,7 +44,7 @@ export type Trait =
  * attribute keeps a value's text, not its JSON type, and a collection's "Generation: 2" is a
  * category its holders count like any other.
  */
-export function classifyAttribute(attribute: Pick<Attribute, "traitType" | "value" | "displayType">): Trait {
+export function classifyAttribute(attribute: TraitAttribute): Trait {
   const lowered = attribute.displayType.replace(/[A-Z]/g, (c) => c.toLowerCase());
   const display = Object.hasOwn(NUMERIC_DISPLAY, lowered) ? NUMERIC_DISPLAY[lowered] : undefined;
   if (display !== undefined && NUMERIC_TEXT.test(attribute.value)) {
