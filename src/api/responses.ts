@@ -305,7 +305,7 @@ export function nftTransferMessage(row: NftTransferRow): MessageInitShape<typeof
     senderReceived: received ? paymentInit(received) : NO_PAYMENT,
     recipient: { address: row.to, type: owner },
     recipientPaid: paid ? paymentInit(paid) : NO_PAYMENT,
-    labels: transferLabels({ from: row.from, to: row.to, trades: row.trades }).map((l) =>
+    labels: transferLabels({ from: row.from, to: row.to, trades: row.trades, spam: row.spam }).map((l) =>
       enumNumber(LABEL, l),
     ),
   };

@@ -26,6 +26,7 @@ export const TRANSFER_LABELS = [
   "LABEL_RATE_OUTLIER",
   "LABEL_UNPRICED",
   "LABEL_ORGANIC",
+  "LABEL_SPAM",
 ] as const;
 
 export type TransferLabel = (typeof TRANSFER_LABELS)[number];
@@ -59,6 +60,8 @@ export interface TransferFacts {
   to: Address;
   /** The trades keyed by this transfer: none for most, one per seller of the units it delivered. */
   trades: readonly TradeFacts[];
+  /** The collection is judged spam (by its verdict or an operator's override). */
+  spam?: boolean;
 }
 
 /**
@@ -85,5 +88,6 @@ export function transferLabels(facts: TransferFacts): TransferLabel[] {
     if (saleClass(trade.flags) === "organic") found.add("LABEL_ORGANIC");
   }
   if (!mint && !burn && !found.has("LABEL_SALE")) found.add("LABEL_TRANSFER");
+  if (facts.spam) found.add("LABEL_SPAM");
   return TRANSFER_LABELS.filter((label) => found.has(label));
 }

@@ -313,6 +313,52 @@ describe("spam verdicts on a played chain", () => {
     );
   });
 
+  test("transfers carry LABEL_SPAM exactly when their collection is judged spam, and the label filters", async () => {
+    const verdicts = await spamVerdicts(
+      db.sql,
+      CHAIN_ID,
+      [...roles.values()].map((r) => r.address),
+    );
+    const spamContracts = new Set([...verdicts].filter(([, v]) => v.isSpam).map(([c]) => c));
+    assert.ok(spamContracts.size >= 4 && spamContracts.size < roles.size);
+    // The replay: every stored transfer of a spam collection, newest first.
+    const expected = (
+      await db.sql<{ k: string; c: Uint8Array }[]>`
+        SELECT concat_ws('/', block_number, log_index, seq) AS k, contract AS c FROM nft_transfers
+        WHERE chain_id = ${CHAIN_ID} ORDER BY block_number DESC, log_index DESC, seq DESC`
+    )
+      .filter((r) => spamContracts.has(`0x${Buffer.from(r.c).toString("hex")}` as Address))
+      .map((r) => r.k);
+    type Transfer = {
+      blockchainEvent: { blockNumber: string; logIndex: string; seqIndex: string };
+      contractAddress: string;
+      labels: string[];
+    };
+    const listed: Transfer[] = [];
+    let token = "";
+    for (let pages = 0; pages < 100; pages++) {
+      const answer = await api.get(
+        `/foundational/v1beta2/transfers/nft?labelsAny=LABEL_SPAM&limit=500${token ? `&pageToken=${token}` : ""}`,
+      );
+      assert.equal(answer.status, 200, JSON.stringify(answer.body));
+      const body = answer.body as { nftTransfers: Transfer[]; nextPageToken: string };
+      listed.push(...body.nftTransfers);
+      token = body.nextPageToken;
+      if (token === "") break;
+    }
+    assert.equal(token, "");
+    const key = (t: Transfer) =>
+      `${t.blockchainEvent.blockNumber}/${t.blockchainEvent.logIndex}/${t.blockchainEvent.seqIndex}`;
+    assert.deepEqual(listed.map(key), expected);
+    assert.ok(listed.every((t) => t.labels.includes("LABEL_SPAM")));
+    // Unfiltered, an honest collection's transfers carry no spam label.
+    const honest = roles.get("known")?.address as Address;
+    const answer = await api.get(`/foundational/v1beta2/transfers/nft?contractAddress=${honest}&limit=50`);
+    const transfers = (answer.body as { nftTransfers: Transfer[] }).nftTransfers;
+    assert.ok(transfers.length > 0);
+    assert.ok(transfers.every((t) => !t.labels.includes("LABEL_SPAM")));
+  });
+
   test("a wallet's NFTs leave spam out unless asked; each says its verdict; an override wins at once", async () => {
     // A wallet that got five of the digit imitation sprayed and minted a Pixel Pal.
     const wallet = someone("pals", 0);

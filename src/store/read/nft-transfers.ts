@@ -3,6 +3,7 @@ import { BURN_ADDRESSES } from "../../core/burn.ts";
 import { type Address, type Hex, ZERO_ADDRESS } from "../../core/hex.ts";
 import { MARKET_LABELS, type TradeFacts, type TransferLabel } from "../../core/transfer-labels.ts";
 import { bare, type Queryable, toHex } from "../pg/database.ts";
+import { spamVerdicts } from "./spam.ts";
 
 /** What a transfer's trades were paid, added up: the buyer side's payment, in base units. */
 export interface TransferPrice {
@@ -37,6 +38,8 @@ export interface NftTransferRow {
   to: Address;
   /** The trades this transfer delivered (sales, paid mints, returns), by seller. */
   trades: TransferTrade[];
+  /** Its collection is judged spam now (verdict or override, as `spamVerdicts` serves it). */
+  spam: boolean;
 }
 
 /** Where a page ended: the position of its last transfer. */
@@ -132,6 +135,13 @@ function transferCondition(sql: Queryable, labels: readonly TransferLabel[]): Fr
     parts.push(sql`(t.from_address <> ${hex(ZERO_ADDRESS)} AND t.to_address NOT IN ${sql(BURNS)}
       AND NOT EXISTS (SELECT 1 FROM sales s WHERE s.chain_id = t.chain_id AND s.block_number = t.block_number
                       AND s.log_index = t.log_index AND s.seq = t.seq AND s.kind = 'sale'))`);
+  }
+  if (labels.includes("LABEL_SPAM")) {
+    // An operator's override wins over the computed verdict; a contract never judged is not spam.
+    parts.push(sql`coalesce(
+      (SELECT o.is_spam FROM spam_overrides o WHERE o.chain_id = t.chain_id AND o.contract = t.contract),
+      (SELECT v.is_spam FROM spam_verdicts v WHERE v.chain_id = t.chain_id AND v.contract = t.contract),
+      false)`);
   }
   if (trade.length > 0) {
     parts.push(sql`EXISTS (SELECT 1 FROM sales s WHERE s.chain_id = t.chain_id AND s.block_number = t.block_number
@@ -285,6 +295,11 @@ export async function listNftTransfers(
   query: NftTransfersQuery,
 ): Promise<NftTransferRow[]> {
   const rows = await nftTransfersQuery(sql, chainId, query);
+  const verdicts = await spamVerdicts(
+    sql,
+    chainId,
+    rows.map((r) => toHex(r.contract) as Address),
+  );
   return rows.map((r) => ({
     blockNumber: BigInt(r.block_number),
     logIndex: r.log_index,
@@ -298,6 +313,7 @@ export async function listNftTransfers(
     from: toHex(r.from_address) as Address,
     to: toHex(r.to_address) as Address,
     trades: (r.trades ?? []).map(tradeOf),
+    spam: verdicts.get(toHex(r.contract) as Address)?.isSpam ?? false,
   }));
 }
 
