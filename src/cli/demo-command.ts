@@ -218,8 +218,8 @@ async function runDemo(flags: DemoFlags, lifecycle: Lifecycle, environment: Envi
   const showTryIt = async () => {
     if (chain === undefined) return;
     // A token somebody holds, so that the example shows its metadata (a burnt token has none).
-    const [held] = await database.sql<{ id: string }[]>`
-      SELECT token_id::text AS id FROM token_balances
+    const [held] = await database.sql<{ id: string; holder: Uint8Array }[]>`
+      SELECT token_id::text AS id, holder FROM token_balances
       WHERE chain_id = ${DEMO_CHAIN_ID} AND contract = ${Buffer.from(collection.slice(2), "hex")} AND amount > 0
       ORDER BY token_id LIMIT 1`.catch(() => []);
     const lines = tryItLines({
@@ -229,6 +229,8 @@ async function runDemo(flags: DemoFlags, lifecycle: Lifecycle, environment: Envi
       certPath: served.certPath,
       collection,
       tokenId: held?.id ?? "1",
+      holder: held ? `0x${Buffer.from(held.holder).toString("hex")}` : collection,
+      punks: contracts.punks.address.toLowerCase(),
     });
     for (const line of lines) display.print(line);
   };
@@ -286,6 +288,10 @@ export function tryItLines(o: {
   certPath: string;
   collection: string;
   tokenId: string;
+  /** Who holds that token: the wallet example. */
+  holder: string;
+  /** The CryptoPunks market: the floor example (its open offers are on chain). */
+  punks: string;
 }): string[] {
   const cwd = process.cwd();
   // By name, not 127.0.0.1: TLS clients may not check a certificate against an IP address.
@@ -308,6 +314,23 @@ export function tryItLines(o: {
     "demo: its metadata document exactly as fetched (the image above is served by Mintlens itself, under /images/):",
     "",
     `  curl -s -H "X-API-Key: $MINTLENS_API_KEY" "${o.restUrl}/foundational/v1beta2/nfts/${o.collection}/${o.tokenId}/raw_metadata"`,
+    "",
+    "demo: the collection's sales, newest first, each with its price and labels (organic, wash, market…):",
+    "",
+    `  curl -s -H "X-API-Key: $MINTLENS_API_KEY" "${o.restUrl}/foundational/v1beta2/transfers/nft?contractAddress=${o.collection}&labelsAny=LABEL_SALE&limit=5"`,
+    "",
+    "demo: its name, supply, holders and volume; its traits (rarity ranks are in each NFT's details):",
+    "",
+    `  curl -s -H "X-API-Key: $MINTLENS_API_KEY" "${o.restUrl}/collections/v1beta2/${o.collection}/metadata?includeStats=true"`,
+    `  curl -s -H "X-API-Key: $MINTLENS_API_KEY" "${o.restUrl}/collections/v1beta2/${o.collection}/traits/string?limit=10"`,
+    "",
+    "demo: what the token's holder owns (spam collections left out; add includeSpam=true to see them):",
+    "",
+    `  curl -s -H "X-API-Key: $MINTLENS_API_KEY" "${o.restUrl}/wallets/v1beta2/${o.holder}/nfts?limit=5"`,
+    "",
+    "demo: the CryptoPunks market's floor, from the public offers open on chain:",
+    "",
+    `  curl -s -H "X-API-Key: $MINTLENS_API_KEY" "${o.restUrl}/marketplaces/v1beta2/floors/${o.punks}"`,
     "",
     "demo: gRPC over TLS (a collection's holders), with the client built into mintlens:",
     "",
