@@ -1,5 +1,6 @@
 /**
- * The operations over a collection's figures, its floor, a token's owners and a wallet's NFTs,
+ * The operations over a collection's figures, its floor and traits, a token's owners, a wallet's
+ * NFTs and the transfers list (by collection, token, sender, recipient and the sales label),
  * shared by the API and scale benchmarks: what they rotate over is drawn from the store by
  * statements that stay cheap on a store of 100,000,000 transfers (samples of pages, ranges of
  * keys, the few collections with the most holders), and each operation is one entry of a list.
@@ -29,6 +30,7 @@ export interface Holdings {
 }
 
 const COLLECTIONS = 200;
+const TRANSFERS = "/foundational/v1beta2/transfers/nft";
 const HOLDERS = 1000;
 const WHALES = 100;
 const CROWDED = 100;
@@ -161,6 +163,41 @@ export function holdingOperations(h: Holdings, shuffled: (paths: string[]) => st
       "list",
       h.whales.map((a) => `/wallets/v1beta2/${a}/nfts?limit=100`),
     ),
+    op("transfers, newest of the chain", "list", [`${TRANSFERS}?limit=100`]),
+    op(
+      "transfers of a collection",
+      "list",
+      h.collections.map((c) => `${TRANSFERS}?contractAddress=${c}&limit=100`),
+    ),
+    op(
+      "sales of a collection",
+      "list",
+      h.collections.map((c) => `${TRANSFERS}?contractAddress=${c}&labelsAny=LABEL_SALE&limit=100`),
+    ),
+    op(
+      "transfers of a token",
+      "list",
+      h.tokens.map((t) => {
+        const [contract, id] = t.split("/");
+        return `${TRANSFERS}?contractAddress=${contract}&tokenId=${id}&limit=100`;
+      }),
+    ),
+    op(
+      "transfers to a wallet",
+      "list",
+      h.holders.map((a) => `${TRANSFERS}?recipientAddress=${a}&limit=100`),
+    ),
+    op(
+      "transfers from the busiest wallets",
+      "list",
+      h.whales.map((a) => `${TRANSFERS}?senderAddress=${a}&limit=100`),
+    ),
+    // Traits come from fetched documents; a store without them answers empty lists, a key range each.
+    op(
+      "string traits of a collection",
+      "collection",
+      h.collections.map((c) => `/collections/v1beta2/${c}/traits/string?limit=100`),
+    ),
   ];
   return operations.filter((o) => o.paths.length > 0);
 }
@@ -184,6 +221,19 @@ export function holdingDeepLists(h: Holdings, notes: string[]): DeepList[] {
   if (whale) {
     notes.push(`the largest wallet: ${whale}, ${h.whaleNfts.toLocaleString("en")} NFTs`);
     lists.push(deepList("NFTs of the largest wallet", `/wallets/v1beta2/${whale}/nfts?`, h.whaleNfts, notes));
+  }
+  if (h.busiest) {
+    notes.push(
+      `the busiest collection: ${h.busiest.contract}, ${h.busiest.transfers.toLocaleString("en")} transfers`,
+    );
+    lists.push(
+      deepList(
+        "transfers of the busiest collection",
+        `${TRANSFERS}?contractAddress=${h.busiest.contract}&`,
+        h.busiest.transfers,
+        notes,
+      ),
+    );
   }
   return lists.filter((l): l is DeepList => l !== undefined);
 }
