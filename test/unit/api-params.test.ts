@@ -345,6 +345,8 @@ describe("limit and offset", () => {
       top: { default: 20, max: 500 },
       owners: { default: 500, max: 500 },
       walletNfts: { default: 500, max: 500 },
+      traits: { default: 500, max: 500 },
+      transfers: { default: 20, max: 500 },
     });
     for (const [endpoint, { default: fallback, max }] of Object.entries(LIMITS) as [
       keyof typeof LIMITS,

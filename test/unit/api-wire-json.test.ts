@@ -18,6 +18,9 @@ function scalar(type: ScalarType): fc.Arbitrary<unknown> {
       return text;
     case ScalarType.BOOL:
       return fc.boolean();
+    case ScalarType.DOUBLE:
+      // Every double, NaN, the infinities and -0 among them.
+      return fc.double();
     case ScalarType.INT32:
       return fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 });
     case ScalarType.UINT32:
