@@ -36,19 +36,29 @@ export function processCpu(pid: number): number {
 /**
  * CPU seconds used so far by a process and its children, live or exited (a PostgreSQL server's
  * backends are children of its postmaster). Linux only; elsewhere it reads nothing and answers 0.
+ *
+ * A child reaped while the children are being read would be in neither part (gone from /proc,
+ * not yet in the root's count when the root was read), or in both: the root is read before and
+ * after the children, and the reading is taken again until no child was reaped in between.
  */
 export function processTreeCpu(rootPid: number): number {
-  let pids: number[];
-  try {
-    pids = readdirSync("/proc")
-      .filter((name) => /^\d+$/.test(name))
-      .map(Number);
-  } catch {
-    return 0;
+  for (let attempt = 0; ; attempt++) {
+    const before = readStat(rootPid);
+    if (before === undefined) return 0;
+    let children = 0;
+    try {
+      for (const name of readdirSync("/proc")) {
+        if (!/^\d+$/.test(name)) continue;
+        const stat = readStat(Number(name));
+        if (stat !== undefined && stat.ppid === rootPid) children += stat.cpu;
+      }
+    } catch {
+      return 0;
+    }
+    const after = readStat(rootPid);
+    if (after === undefined) return 0;
+    if (after.exitedChildren === before.exitedChildren || attempt >= 20) {
+      return after.cpu + after.exitedChildren + children;
+    }
   }
-  const stats = pids.map(readStat).filter((s): s is ProcStat => s !== undefined);
-  return stats.reduce((sum, s) => {
-    if (s.pid === rootPid) return sum + s.cpu + s.exitedChildren;
-    return s.ppid === rootPid ? sum + s.cpu : sum;
-  }, 0);
 }
