@@ -36,6 +36,7 @@ const { values: args } = parseArgs({
     connections: { type: "string", default: "32" },
     lock: { type: "string", default: "/tmp/mintlens-cpu.lock" },
     only: { type: "string", default: "api,rankings,ingest" },
+    operations: { type: "string" },
   },
 });
 
@@ -91,6 +92,7 @@ async function main(): Promise<void> {
     small: scaleStore(SMALL),
     continuation: CONTINUATION,
     phases: PHASES,
+    operations: args.operations === undefined ? undefined : new RegExp(args.operations, "i"),
     lock: args.lock === "none" ? undefined : args.lock,
     load: {
       duration: positive("duration", args.duration),

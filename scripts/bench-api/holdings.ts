@@ -170,6 +170,11 @@ export function holdingOperations(h: Holdings, shuffled: (paths: string[]) => st
       h.collections.map((c) => `${TRANSFERS}?contractAddress=${c}&limit=100`),
     ),
     op(
+      "transfers of a collection, 20 a page",
+      "list",
+      h.collections.map((c) => `${TRANSFERS}?contractAddress=${c}`),
+    ),
+    op(
       "sales of a collection",
       "list",
       h.collections.map((c) => `${TRANSFERS}?contractAddress=${c}&labelsAny=LABEL_SALE&limit=100`),

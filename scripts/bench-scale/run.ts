@@ -29,6 +29,8 @@ export interface MeasureOptions {
   small: ScaleStore;
   continuation: ContinuationSpec;
   phases: string[];
+  /** Only the API operations whose names match (`--operations`); every one when unset. */
+  operations?: RegExp | undefined;
   lock: string | undefined;
   load: { duration: number; warmup: number; connections: number; maxRequests: number };
   batchRows: number;
@@ -175,11 +177,13 @@ async function apiPhase(
     );
     const measurements = await lock.holding("API", async () => {
       const done: Measurement[] = [];
-      for (const operation of operations.operations) {
+      const chosen = operations.operations.filter((o) => options.operations?.test(o.name) ?? true);
+      for (const operation of chosen) {
         const m = await measure(api.url, operation, settings);
         log(
           `    ${operation.name.padEnd(40)} ${Math.round(m.perSecond).toString().padStart(6)} req/s, ` +
-            `p50 ${m.p50.toFixed(2)} ms, p99 ${m.p99.toFixed(2)} ms, non-2xx ${m.non2xx + m.failed}`,
+            `p50 ${m.p50.toFixed(2)} ms, p99 ${m.p99.toFixed(2)} ms, non-2xx ${m.non2xx + m.failed}, ` +
+            `CPU ms a request: API ${cpu(m.apiCpu)}, PostgreSQL ${cpu(m.postgresCpu)}`,
         );
         done.push(m);
       }
@@ -190,6 +194,9 @@ async function apiPhase(
     await api.stop();
   }
 }
+
+/** CPU seconds per 1,000 requests is CPU ms per request. */
+const cpu = (perThousand: number | undefined) => (perThousand === undefined ? "-" : perThousand.toFixed(2));
 
 function summarizeRankings(timings: readonly BatchTiming[]): string {
   const sorted = (xs: number[]) => xs.sort((a, b) => a - b);
