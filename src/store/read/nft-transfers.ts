@@ -3,7 +3,6 @@ import { BURN_ADDRESSES } from "../../core/burn.ts";
 import { type Address, type Hex, ZERO_ADDRESS } from "../../core/hex.ts";
 import { MARKET_LABELS, type TradeFacts, type TransferLabel } from "../../core/transfer-labels.ts";
 import { bare, type Queryable, toHex } from "../pg/database.ts";
-import { spamVerdicts } from "./spam.ts";
 
 /** What a transfer's trades were paid, added up: the buyer side's payment, in base units. */
 export interface TransferPrice {
@@ -38,7 +37,7 @@ export interface NftTransferRow {
   to: Address;
   /** The trades this transfer delivered (sales, paid mints, returns), by seller. */
   trades: TransferTrade[];
-  /** Its collection is judged spam now (verdict or override, as `spamVerdicts` serves it). */
+  /** Its collection is judged spam now (verdict or override, as `spamVerdicts` in ./spam.ts serves it). */
   spam: boolean;
 }
 
@@ -169,6 +168,7 @@ interface Row extends KeyRow {
   block_time: Date;
   standard: string;
   trades: TradeJson[] | null;
+  spam: boolean;
 }
 
 interface TradeJson {
@@ -261,7 +261,12 @@ export function nftTransfersQuery(sql: Queryable, chainId: number, query: NftTra
           ORDER BY ${order()}`;
   return sql<Row[]>`
     SELECT k.block_number::text AS block_number, k.log_index, k.seq, t.contract, t.token_id::text AS token_id,
-           t.from_address, t.to_address, t.amount::text AS amount, t.tx_hash, t.block_time, t.standard, x.trades
+           t.from_address, t.to_address, t.amount::text AS amount, t.tx_hash, t.block_time, t.standard, x.trades,
+           -- As spamVerdicts (./spam.ts) serves it: an operator's override, else the computed verdict, else not spam.
+           coalesce(
+             (SELECT o.is_spam FROM spam_overrides o WHERE o.chain_id = ${chainId} AND o.contract = t.contract),
+             (SELECT v.is_spam FROM spam_verdicts v WHERE v.chain_id = ${chainId} AND v.contract = t.contract),
+             false) AS spam
     FROM (${keys} LIMIT ${query.limit} OFFSET ${query.offset}) k
     -- Lateral with a limit, so that each is a lookup by key per row of the page.
     JOIN LATERAL (SELECT * FROM nft_transfers t
@@ -298,11 +303,6 @@ export async function listNftTransfers(
   query: NftTransfersQuery,
 ): Promise<NftTransferRow[]> {
   const rows = await nftTransfersQuery(sql, chainId, query);
-  const verdicts = await spamVerdicts(
-    sql,
-    chainId,
-    rows.map((r) => toHex(r.contract) as Address),
-  );
   return rows.map((r) => ({
     blockNumber: BigInt(r.block_number),
     logIndex: r.log_index,
@@ -316,7 +316,7 @@ export async function listNftTransfers(
     from: toHex(r.from_address) as Address,
     to: toHex(r.to_address) as Address,
     trades: (r.trades ?? []).map(tradeOf),
-    spam: verdicts.get(toHex(r.contract) as Address)?.isSpam ?? false,
+    spam: r.spam,
   }));
 }
 
