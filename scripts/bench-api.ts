@@ -16,8 +16,11 @@
  *
  * Usage: npm run bench:api [-- --sales 1000000 --small 10000 --duration 10 --warmup 2
  *          --connections 32 --database-url <url> --seed mintlens --batch-rows 20000 --check
- *          --cache both|on|off]
+ *          --cache both|on|off --pooler]
  * --check loads the markets and reports what the readers answer, without serving.
+ * --pooler measures a few operations on the large market directly against PostgreSQL and through
+ * PgBouncer in transaction mode (started here), alternately, without the answer cache: p99 and
+ * API+PostgreSQL CPU per request of each (PgBouncer's own CPU is not counted).
  */
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -28,6 +31,7 @@ import { loadDataset } from "./bench-api/dataset.ts";
 import { type DeepPair, deepPageOperations } from "./bench-api/deep-pages.ts";
 import { measure } from "./bench-api/measure.ts";
 import { benchOperations, type Operation } from "./bench-api/operations.ts";
+import { benchPooler, poolerTable } from "./bench-api/pooler.ts";
 import { deepTable, growthTable, type SizeRun, sizeTable, TARGETS, verdicts } from "./bench-api/report.ts";
 import { type BenchServer, openBenchServer } from "./bench-api/server.ts";
 
@@ -43,6 +47,7 @@ const { values: args } = parseArgs({
     "batch-rows": { type: "string", default: "20000" },
     check: { type: "boolean", default: false },
     cache: { type: "string", default: "both" },
+    pooler: { type: "boolean", default: false },
   },
 });
 
@@ -55,7 +60,7 @@ const positive = (name: string, value: string, allowZero = false): number => {
 };
 const LARGE = positive("sales", args.sales);
 const SMALL = positive("small", args.small, true);
-const SIZES = SMALL > 0 && SMALL < LARGE ? [SMALL, LARGE] : [LARGE];
+const SIZES = args.pooler ? [LARGE] : SMALL > 0 && SMALL < LARGE ? [SMALL, LARGE] : [LARGE];
 const SETTINGS = {
   duration: positive("duration", args.duration),
   warmup: positive("warmup", args.warmup, true),
@@ -134,6 +139,25 @@ async function benchSize(opened: BenchServer, sales: number): Promise<SizeRun[]>
     }
 
     const apiKey = await createApiKey(url, "bench");
+    if (args.pooler) {
+      // The bare route and one operation of each kind that reads the store.
+      const kinds = new Set<string>();
+      const chosen = drawn.operations.filter((o) => !kinds.has(o.kind) && kinds.add(o.kind));
+      say(
+        `each operation ${SETTINGS.warmup} s of warm-up, then ${SETTINGS.duration} s with ${SETTINGS.connections} connections; direct | through PgBouncer`,
+      );
+      const pooled = await benchPooler({
+        url,
+        chainName: CHAIN_NAME,
+        chainId: CHAIN_ID,
+        scratch: opened.scratch,
+        operations: chosen,
+        settings: { ...SETTINGS, apiKey, postgresPid: opened.pid },
+        say,
+      });
+      say(`\n${poolerTable(pooled)}`);
+      return [];
+    }
     const runs: SizeRun[] = [];
     const operations: Operation[] = [...drawn.operations];
     let pairs: DeepPair[] | undefined;

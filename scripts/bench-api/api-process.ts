@@ -50,6 +50,8 @@ export async function startApi(options: {
   responseCacheMb?: number;
   /** `--rate-limit` in points per second per key; 0 (no limit) when unset. */
   rateLimit?: number;
+  /** More flags for `mintlens serve` (`--database-pooler transaction`). */
+  extraArgs?: readonly string[];
 }): Promise<ApiProcess> {
   const [rest, grpc, metrics] = await freePorts(3);
   const args = [
@@ -72,6 +74,7 @@ export async function startApi(options: {
     "--rate-limit",
     String(options.rateLimit ?? 0),
     ...(options.responseCacheMb !== undefined ? ["--response-cache", String(options.responseCacheMb)] : []),
+    ...(options.extraArgs ?? []),
   ];
   const log = openSync(options.logFile, "a");
   let child: ChildProcess;

@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { type Config, ConfigError, parseConfig } from "../config/config.ts";
 import type { Environment } from "../config/environment.ts";
+import { parseDatabasePooler, requireDirectDatabase } from "../config/pooler-config.ts";
 import { createLogger } from "../core/logger.ts";
 import { indexerPool, openDatabase } from "./open-database.ts";
 import { createProgressDisplay } from "./progress.ts";
@@ -81,6 +82,7 @@ export function registerIndexCommand(program: Command, lifecycle: Lifecycle, env
     .description("index chains into PostgreSQL: backfill to the head, then follow it")
     .option("--stop-at <block>", "exit once this block is indexed instead of following the head")
     .action(async (flags) => {
+      requireDirectDatabase("mintlens index", parseDatabasePooler({}, environment.variables));
       const config = parseConfig(flags, environment.variables);
       const stopAt = flags.stopAt === undefined ? undefined : Number(flags.stopAt);
       if (stopAt !== undefined && !Number.isSafeInteger(stopAt)) {

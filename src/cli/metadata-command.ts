@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { ConfigError, parseConfig, parseDatabaseConfig } from "../config/config.ts";
 import type { Environment } from "../config/environment.ts";
+import { parseDatabasePooler, requireDirectDatabase } from "../config/pooler-config.ts";
 import { UserFacingError } from "../core/errors.ts";
 import type { Address } from "../core/hex.ts";
 import { createLogger } from "../core/logger.ts";
@@ -33,6 +34,7 @@ export function registerMetadataCommand(
   )
     .description("fetch the metadata of every queued token of the configured chains, until stopped")
     .action(async (flags) => {
+      requireDirectDatabase("mintlens metadata", parseDatabasePooler({}, environment.variables));
       const config = parseConfig(flags, environment.variables);
       const { metadata, logger, blobs, database } = await openForMetadataWorkers(
         flags,

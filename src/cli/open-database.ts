@@ -2,7 +2,13 @@ import { join, resolve } from "node:path";
 import type { ApiPoolConfig } from "../config/api-config.ts";
 import type { Config } from "../config/config.ts";
 import type { Logger } from "../core/logger.ts";
-import { connectDatabase, openPoolLike, type PoolOptions, type Sql } from "../store/pg/database.ts";
+import {
+  connectDatabase,
+  type DatabasePooler,
+  openPoolLike,
+  type PoolOptions,
+  type Sql,
+} from "../store/pg/database.ts";
 import { startEmbeddedPostgres } from "../store/pg/embedded.ts";
 import { migrate, requireCurrentSchema } from "../store/pg/migrate.ts";
 import type { Lifecycle } from "./shutdown.ts";
@@ -34,7 +40,7 @@ export async function openDatabase(
   dataDir: string,
   logger: Logger,
   lifecycle: Lifecycle,
-  options: { schema: SchemaPolicy; pool: PoolOptions },
+  options: { schema: SchemaPolicy; pool: PoolOptions; pooler?: DatabasePooler },
 ): Promise<OpenDatabase> {
   let url = databaseUrl;
   if (url === undefined) {
@@ -47,7 +53,7 @@ export async function openDatabase(
     });
     url = embedded.url;
   }
-  const sql = await connectDatabase(url, options.pool);
+  const sql = await connectDatabase(url, { ...options.pool, pooler: options.pooler ?? "none" });
   lifecycle.defer(() => sql.end({ timeout: 5 }));
   const embedded = databaseUrl === undefined;
   if (options.schema === "migrate" || (options.schema === "migrate-embedded" && embedded)) {

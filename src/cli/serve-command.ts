@@ -9,6 +9,7 @@ import {
 import { type BlobStoreConfigInput, parseBlobStoreConfig } from "../config/blob-store-config.ts";
 import { ConfigError, parseDatabaseConfig } from "../config/config.ts";
 import type { Environment } from "../config/environment.ts";
+import { type PoolerConfigInput, parseDatabasePooler } from "../config/pooler-config.ts";
 import { UserFacingError } from "../core/errors.ts";
 import { createLogger } from "../core/logger.ts";
 import type { Sql } from "../store/pg/database.ts";
@@ -19,7 +20,7 @@ import { type Lifecycle, untilStopped } from "./shutdown.ts";
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
-interface ServeFlags extends ApiConfigInput, ApiPoolConfigInput, BlobStoreConfigInput {
+interface ServeFlags extends ApiConfigInput, ApiPoolConfigInput, BlobStoreConfigInput, PoolerConfigInput {
   chain?: string[];
   chainId?: string[];
   databaseUrl?: string;
@@ -44,6 +45,10 @@ export function registerServeCommand(program: Command, lifecycle: Lifecycle, env
     .option("--chain-id <chain=id>", "the chain id of a chain not yet in the store", collect)
     .option("--database-url <url>", "PostgreSQL 15+ URL (env DATABASE_URL); default: the embedded PostgreSQL")
     .option(
+      "--database-pooler <mode>",
+      "none, or transaction when --database-url leads through a transaction pooler such as PgBouncer (env MINTLENS_DATABASE_POOLER, default none)",
+    )
+    .option(
       "--data-dir <dir>",
       "data directory of the embedded PostgreSQL and the generated certificate (default .mintlens)",
     )
@@ -52,12 +57,14 @@ export function registerServeCommand(program: Command, lifecycle: Lifecycle, env
       const database = parseDatabaseConfig(flags, environment.variables);
       const blobConfig = parseBlobStoreConfig(flags, environment.variables, join(database.dataDir, "blobs"));
       const pool = parseApiPoolConfig(flags, environment.variables);
+      const pooler = parseDatabasePooler(flags, environment.variables);
       const logger = createLogger(database.logLevel);
       const blobs = await openBlobStore(blobConfig, logger, lifecycle);
       // Reads only, so that a read-only role on a replica serves: `mintlens migrate` is run beforehand.
       const opened = await openDatabase(database.databaseUrl, database.dataDir, logger, lifecycle, {
         schema: "check",
         pool: apiPool(pool),
+        pooler,
       });
       if (lifecycle.signal.aborted) return;
       const chains = await servedChains(opened.sql, flags);

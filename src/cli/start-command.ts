@@ -3,6 +3,7 @@ import { createApiMetrics } from "../api/metrics.ts";
 import { parseApiConfig, parseApiPoolConfig } from "../config/api-config.ts";
 import { parseConfig } from "../config/config.ts";
 import type { Environment } from "../config/environment.ts";
+import { parseDatabasePooler, requireDirectDatabase } from "../config/pooler-config.ts";
 import { ensureChain } from "../store/tables/chain-state.ts";
 import { addApiOptions, serveApi } from "./api-runner.ts";
 import { addCommonOptions } from "./index-command.ts";
@@ -23,6 +24,7 @@ export function registerStartCommand(program: Command, lifecycle: Lifecycle, env
       "index every configured chain, fetch its tokens' metadata, and serve the API for each, in one process",
     )
     .action(async (flags) => {
+      requireDirectDatabase("mintlens start", parseDatabasePooler({}, environment.variables));
       const config = parseConfig(flags, environment.variables);
       const api = parseApiConfig(
         flags,

@@ -38,13 +38,15 @@ export function classifyDatabaseError(error: unknown): DatabaseFailure | undefin
 }
 
 /**
- * The server cancelled the statement (SQLSTATE 57014): it ran past the session's
- * `statement_timeout`, or an operator cancelled it. The connection stays usable.
+ * The statement was cancelled (SQLSTATE 57014): it ran past the session's `statement_timeout`, or
+ * its deadline (see `statement-deadline.ts`), or an operator cancelled it. The connection stays
+ * usable. A statement still waiting for a connection when its deadline came is failed by
+ * postgres.js itself, with the same code.
  */
 export function statementWasCancelled(error: unknown): boolean {
   if (error === null || typeof error !== "object") return false;
   const { code, name } = error as { code?: unknown; name?: unknown };
-  return name === "PostgresError" && code === "57014";
+  return code === "57014" && (name === "PostgresError" || name === "Error");
 }
 
 /** Session-ending SQLSTATEs: the server closes the connection after sending them. */
