@@ -8,6 +8,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import * as grpc from "@grpc/grpc-js";
+import { createDataVersion } from "../../src/api/data-version.ts";
+import { UnavailableError } from "../../src/api/errors.ts";
 import { createGuard } from "../../src/api/guard.ts";
 import { createKeyVerifier } from "../../src/api/key-verifier.ts";
 import { generateKey } from "../../src/api/keys.ts";
@@ -20,6 +22,7 @@ import type { Sql } from "../../src/store/pg/database.ts";
 import { insertApiKey } from "../../src/store/tables/api-keys.ts";
 import { API_CHAIN_ID, type ApiFixture, startApiFixture } from "../support/api-fixture.ts";
 import { rawRpc } from "../support/chain-fixture.ts";
+import { countingSql } from "../support/counting-sql.ts";
 import { createTestDatabase } from "../support/database.ts";
 import { loadPublishedProto } from "../support/grpc-client.ts";
 import { indexUntil } from "../support/indexing.ts";
@@ -451,6 +454,57 @@ describe("minBlock", () => {
       await empty.close();
     }
   });
+});
+
+test("requests waiting for a block share one poll, are bounded in number, expire, and end at a close", async () => {
+  const counting = countingSql(f.sql, "recent_blocks");
+  const version = createDataVersion({
+    sql: counting.sql,
+    chainId: API_CHAIN_ID,
+    logger: silentLogger(),
+    pollMs: 60_000,
+    waitingPollMs: 50,
+    maxWaiting: 40,
+  });
+  try {
+    const head = (await version.current()).head;
+    assert.ok(head);
+    const reached = await version.reach(head.number, 10_000);
+    assert.equal(reached.reached, true, "a block already indexed is reached at once");
+    const before = counting.count();
+    const started = Date.now();
+    const waits = Array.from({ length: 40 }, () => version.reach(head.number + 1000n, 600));
+    await assert.rejects(version.reach(head.number + 1000n, 600), (error: unknown) => {
+      assert.ok(error instanceof UnavailableError);
+      assert.equal(error.retryAfterSeconds, 1);
+      assert.match(error.message, /too many requests wait/);
+      return true;
+    });
+    const outcomes = await Promise.all(waits);
+    const elapsed = Date.now() - started;
+    assert.ok(elapsed >= 580 && elapsed < 5_000, `expired after ${elapsed} ms`);
+    for (const outcome of outcomes) {
+      assert.equal(outcome.reached, false);
+      assert.equal(outcome.version.head?.number, head.number);
+    }
+    // One read every 50 ms for all forty, not forty: about twelve in 600 ms.
+    const reads = counting.count() - before;
+    assert.ok(reads >= 3 && reads <= Math.ceil(elapsed / 50) + 2, `${reads} reads in ${elapsed} ms`);
+    // None wait now: the faster poll has stopped.
+    const idle = counting.count();
+    await sleep(300);
+    assert.equal(counting.count(), idle, "no read while none waits");
+
+    const pending = version.reach(head.number + 1000n, 60_000);
+    await sleep(50);
+    const closing = Date.now();
+    version.close();
+    await assert.rejects(pending, /shutting down/);
+    assert.ok(Date.now() - closing < 500, "a close ends a wait at once");
+    await assert.rejects(version.reach(head.number + 1000n, 60_000), /shutting down/);
+  } finally {
+    version.close();
+  }
 });
 
 test("the tags a client of one process sees never go back while the indexer follows the chain", async () => {
