@@ -11,7 +11,7 @@
 import type { Logger } from "../core/logger.ts";
 import type { Queryable } from "../store/pg/database.ts";
 import { dataVersion, type VersionParts } from "../store/read/version.ts";
-import { UnavailableError } from "./errors.ts";
+import { BehindError, UnavailableError } from "./errors.ts";
 
 /** Whether a wait for a block ended with the data there (`reached`) or not; `version` as last read. */
 export interface Reached {
@@ -42,8 +42,7 @@ interface Waiter {
   settle(outcome: Reached | UnavailableError): void;
 }
 
-const shuttingDown = () =>
-  new UnavailableError({ message: "the server is shutting down: retry on another", retryAfterSeconds: 1 });
+const shuttingDown = () => new BehindError("the server is shutting down: retry on another", 1);
 
 const reaches = (version: VersionParts, block: bigint) =>
   version.head !== undefined && version.head.number >= block;
@@ -125,7 +124,11 @@ export function createDataVersion(options: {
         };
         const expiry = setTimeout(() => waiter.settle({ reached: false, version: version ?? now }), waitMs);
         waiters.add(waiter);
-        fast ??= setInterval(poll, options.waitingPollMs ?? WAITING_POLL_MS);
+        if (fast === undefined) {
+          // The version held may be up to a poll old: the block may be there already.
+          poll();
+          fast = setInterval(poll, options.waitingPollMs ?? WAITING_POLL_MS);
+        }
       });
     },
     close() {

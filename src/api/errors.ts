@@ -155,8 +155,9 @@ export class UnavailableError extends ApiError {
 }
 
 /**
- * This server's data has not reached the request's `minBlock` within the wait: another server, or
- * this one later, may have it. Not a fault of the server: it is not logged as one.
+ * This server's data has not reached the request's `minBlock`, and the wait for it ended (it
+ * passed, or the server is shutting down): another server, or this one later, may have it. Not a
+ * fault of the server: it is not logged as one.
  */
 export class BehindError extends UnavailableError {
   override readonly name = "BehindError";
