@@ -135,7 +135,11 @@ function grpcClient(address: string) {
 }
 
 /** Another API process over the fixture's store (or `sql`), with its own `--min-block-wait`. */
-async function serve(minBlockWaitMs: number, sql: Sql = f.sql): Promise<RunningApi & { restUrl: string }> {
+async function serve(
+  minBlockWaitMs: number,
+  sql: Sql = f.sql,
+  versionPollMs?: number,
+): Promise<RunningApi & { restUrl: string }> {
   const keys = createKeyVerifier({ sql });
   await keys.refresh();
   const api = await startApi({
@@ -155,6 +159,7 @@ async function serve(minBlockWaitMs: number, sql: Sql = f.sql): Promise<RunningA
     metrics: createApiMetrics(),
     logger: silentLogger(),
     minBlockWaitMs,
+    ...(versionPollMs !== undefined ? { versionPollMs } : {}),
   });
   const served = api.chains[0];
   assert.ok(served);
@@ -563,4 +568,45 @@ test("the tags a client of one process sees never go back while the indexer foll
     ]);
     assert.equal(tag.hash, block.hash, `block ${tag.number}`);
   }
+});
+
+test("a client that reads with minBlock = the highest block it has seen never goes back across two servers, one lagging", async () => {
+  // The second server reads the version every 5 s: without minBlock its answers lag the first's.
+  const lagging = await serve(5_000, f.sql, 5_000);
+  const stop = new AbortController();
+  const follower = indexUntil({
+    sql: f.sql,
+    rpcUrl: f.anvil.url,
+    chainId: API_CHAIN_ID,
+    signal: stop.signal,
+  });
+  const miner = (async () => {
+    for (let i = 0; i < 20 && !stop.signal.aborted; i++) {
+      await rawRpc(f.anvil.url, "evm_mine", []);
+      await sleep(80);
+    }
+  })();
+  const servers = [f.restUrl, lagging.restUrl];
+  let highest = 0n;
+  const seen: bigint[] = [];
+  try {
+    const deadline = Date.now() + 4_000;
+    for (let i = 0; i < 200 && Date.now() < deadline; i++) {
+      const server = servers[i % 2] as string;
+      const answer = await get(server, `/foundational/v1beta2/contracts?limit=1&minBlock=${highest}`);
+      assert.equal(answer.status, 200, JSON.stringify(answer.body));
+      const tag = restTag(answer.headers);
+      assert.ok(tag);
+      const number = BigInt(tag.number);
+      assert.ok(number >= highest, `request ${i} to ${server}: block ${number} after ${highest}`);
+      highest = number;
+      seen.push(number);
+    }
+  } finally {
+    await miner;
+    stop.abort();
+    await follower;
+    await lagging.close();
+  }
+  assert.ok(new Set(seen).size >= 3, "the head moved while the client read");
 });
