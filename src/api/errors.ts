@@ -10,7 +10,7 @@
  * | UnauthenticatedError    | UNAUTHENTICATED (16)   | 401  | send a valid API key         |
  * | ResourceExhaustedError  | RESOURCE_EXHAUSTED (8) | 429  | wait `Retry-After` seconds   |
  * | InternalError           | INTERNAL (13)          | 500  | report it (a bug)            |
- * | UnavailableError        | UNAVAILABLE (14)       | 503  | retry later                  |
+ * | UnavailableError        | UNAVAILABLE (14)       | 503  | retry later (`Retry-After`)  |
  *
  * What is not an ApiError is sorted by `toApiError`: a lost database connection, another passing
  * fault, and a query the server cancelled at the API's statement timeout are UNAVAILABLE; anything
@@ -134,14 +134,36 @@ export class InternalError extends ApiError {
 
 /**
  * A passing fault (the database is unreachable or failing over, or too busy to answer within the
- * statement timeout): retry later. The cause is for the logs only.
+ * statement timeout; this server's data behind the request's `minBlock`): retry later, after
+ * `retryAfterSeconds` when it is known. The cause is for the logs only.
  */
 export class UnavailableError extends ApiError {
   readonly code = GrpcCode.UNAVAILABLE;
-  override readonly name = "UnavailableError";
+  override readonly name: string = "UnavailableError";
+  readonly retryAfterSeconds: number | undefined;
 
-  constructor(options?: { cause?: unknown; message?: string }) {
+  constructor(options?: { cause?: unknown; message?: string; retryAfterSeconds?: number }) {
     super(options?.message ?? "the service is temporarily unavailable; retry later", options);
+    const seconds = options?.retryAfterSeconds;
+    this.retryAfterSeconds =
+      seconds === undefined ? undefined : Number.isFinite(seconds) ? Math.max(1, Math.ceil(seconds)) : 1;
+  }
+
+  override httpHeaders(): Record<string, string> {
+    return this.retryAfterSeconds === undefined ? {} : { "Retry-After": String(this.retryAfterSeconds) };
+  }
+}
+
+/**
+ * This server's data has not reached the request's `minBlock`, and the wait for it ended (it
+ * passed, or the server is shutting down): another server, or this one later, may have it. Not a
+ * fault of the server: it is not logged as one.
+ */
+export class BehindError extends UnavailableError {
+  override readonly name = "BehindError";
+
+  constructor(message: string, retryAfterSeconds: number) {
+    super({ message, retryAfterSeconds });
   }
 }
 

@@ -11,19 +11,14 @@ import { loadSync } from "@grpc/proto-loader";
 import { ReflectionService } from "@grpc/reflection";
 import { HealthImplementation, type ServingStatus } from "grpc-health-check";
 import type { Logger } from "../core/logger.ts";
-import {
-  GrpcCode,
-  InternalError,
-  InvalidArgumentError,
-  ResourceExhaustedError,
-  toApiError,
-} from "./errors.ts";
+import { blockTags, MIN_BLOCK_METADATA, parseMinBlock } from "./block-tags.ts";
+import { BehindError, GrpcCode, InternalError, InvalidArgumentError, toApiError } from "./errors.ts";
 import type { Guard } from "./guard.ts";
 import type { ApiMetrics } from "./metrics.ts";
 import type { RawScalar } from "./params.ts";
 import { peerHost } from "./remote-address.ts";
 import { PROTO_ROOT } from "./rest.ts";
-import { API_SERVICES, type Operation, type RequestFields } from "./service.ts";
+import { API_SERVICES, type CallContext, type Operation, type RequestFields } from "./service.ts";
 
 export interface GrpcServerOptions {
   chain: string;
@@ -155,6 +150,14 @@ export function createGrpcServer(options: GrpcServerOptions): GrpcServer {
         );
       };
       const key = call.metadata.get("x-api-key")[0];
+      const context: CallContext = {};
+      // The block the answer reflects goes in the response's initial metadata, answer or error.
+      const tagBlock = () => {
+        if (context.block === undefined) return;
+        const tags = new grpc.Metadata();
+        for (const [tag, value] of blockTags(context.block)) tags.set(tag.toLowerCase(), value);
+        call.sendMetadata(tags);
+      };
       guard
         .admit(key === undefined ? undefined : key.toString(), peerHost(call.getPeer()))
         .then(async (caller) => {
@@ -162,9 +165,10 @@ export function createGrpcServer(options: GrpcServerOptions): GrpcServer {
           if (call.request === UNDECODABLE) {
             throw new InvalidArgumentError("request", "not a valid encoding of the request message");
           }
-          const answer = await operation.run(
-            grpcRequestFields(operation.method.input, call.request as Record<string, unknown>),
-          );
+          const fields = grpcRequestFields(operation.method.input, call.request as Record<string, unknown>);
+          const minBlock = call.metadata.get(MIN_BLOCK_METADATA).map((value) => value.toString());
+          context.minBlock = parseMinBlock(minBlock.length === 0 ? undefined : minBlock);
+          const answer = await operation.run(fields, context);
           const bytes = encodeAnswer(operation, answer.message);
           // Charged by the answer's JSON, as over REST, so a key pays the same for the same
           // question over either protocol; the response cache has written it already.
@@ -173,18 +177,23 @@ export function createGrpcServer(options: GrpcServerOptions): GrpcServer {
         })
         .then(
           (bytes) => {
+            tagBlock();
             callback(null, bytes);
             finish("OK");
           },
           (error: unknown) => {
             const apiError = toApiError(error);
-            if (apiError.code === GrpcCode.INTERNAL || apiError.code === GrpcCode.UNAVAILABLE) {
+            if (
+              apiError.code === GrpcCode.INTERNAL ||
+              (apiError.code === GrpcCode.UNAVAILABLE && !(apiError instanceof BehindError))
+            ) {
               logger.error({ err: apiError.cause ?? error, operation: name }, "request failed");
             }
             const trailers = new grpc.Metadata();
-            if (apiError instanceof ResourceExhaustedError) {
-              trailers.set("retry-after", String(apiError.retryAfterSeconds));
-            }
+            // The wait a 429 or 503 tells a REST client, in seconds, as a trailer.
+            const retryAfter = apiError.httpHeaders()["Retry-After"];
+            if (retryAfter !== undefined) trailers.set("retry-after", retryAfter);
+            tagBlock();
             callback({ code: apiError.code, details: apiError.message, metadata: trailers });
             finish(GRPC_CODE_NAME[apiError.code] ?? "UNKNOWN");
           },

@@ -9,8 +9,11 @@ import { join, relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import Fastify, { type FastifyInstance, type FastifyReply } from "fastify";
 import type { Logger } from "../core/logger.ts";
+import type { IndexedBlock } from "../store/read/version.ts";
+import { blockTags, MIN_BLOCK_QUERY, parseMinBlock } from "./block-tags.ts";
 import {
   type ApiError,
+  BehindError,
   GrpcCode,
   httpErrorResponse,
   InvalidArgumentError,
@@ -24,7 +27,7 @@ import { fillJsonLinks, LINK_VARY, LINKED_OPERATIONS, requestLinkBase } from "./
 import type { ApiMetrics } from "./metrics.ts";
 import type { ChainReadiness } from "./readiness.ts";
 import { type RestRoute, restRequestFields, restRoutes } from "./routes.ts";
-import type { Operation } from "./service.ts";
+import type { CallContext, Operation } from "./service.ts";
 
 /** The `.proto` source and the OpenAPI document, as published with the project. */
 export const PROTO_ROOT = fileURLToPath(new URL("../../proto", import.meta.url));
@@ -61,6 +64,20 @@ const IMAGES_RETRY_AFTER_SECONDS = 1;
 function matchesTag(header: string | undefined, sha256: string): boolean {
   if (header === undefined) return false;
   return header.split(",").some((tag) => tag.trim().replace(/^W\//, "") === `"${sha256}"`);
+}
+
+/** Tags an answer with the block its data holds, when one is known. */
+function tagBlock(reply: FastifyReply, block: IndexedBlock | undefined): void {
+  if (block === undefined) return;
+  for (const [name, value] of blockTags(block)) reply.header(name, value);
+}
+
+/** The `minBlock` values of a query, under either of its names. */
+function minBlockValues(
+  query: Readonly<Record<string, string | string[] | undefined>>,
+): string[] | undefined {
+  const values = MIN_BLOCK_QUERY.flatMap((name) => query[name] ?? []);
+  return values.length === 0 ? undefined : values;
 }
 
 function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
@@ -241,25 +258,29 @@ export async function createRestServer(options: RestServerOptions): Promise<Fast
     app.get(route.routerPath, { config: { operation: name } }, async (request, reply) => {
       const started = process.hrtime.bigint();
       let status = "OK";
+      const context: CallContext = {};
       try {
         const key = request.headers["x-api-key"];
         const caller = await guard.admit(typeof key === "string" ? key : key?.[0], request.ip);
         request.user = caller.userName;
-        const fields = restRequestFields(
-          route,
-          request.params as Record<string, string>,
-          request.query as Record<string, string | string[]>,
-        );
-        const answer = await route.operation.run(fields);
+        const query = request.query as Record<string, string | string[] | undefined>;
+        const fields = restRequestFields(route, request.params as Record<string, string>, query);
+        context.minBlock = parseMinBlock(minBlockValues(query));
+        const answer = await route.operation.run(fields, context);
         const json = answer.json();
         caller.charge(json.length);
+        tagBlock(reply, context.block);
         return reply.type(JSON_TYPE).send(json);
       } catch (error) {
         const apiError = toApiError(error);
         status = GRPC_CODE_NAME[apiError.code] ?? "UNKNOWN";
-        if (apiError.code === GrpcCode.INTERNAL || apiError.code === GrpcCode.UNAVAILABLE) {
+        if (
+          apiError.code === GrpcCode.INTERNAL ||
+          (apiError.code === GrpcCode.UNAVAILABLE && !(apiError instanceof BehindError))
+        ) {
           logger.error({ err: apiError.cause ?? error, operation: name }, "request failed");
         }
+        tagBlock(reply, context.block);
         return sendError(reply, apiError);
       } finally {
         const seconds = Number(process.hrtime.bigint() - started) / 1e9;

@@ -47,6 +47,8 @@ export interface ApiOptions {
   accessLog?: Logger;
   /** How often each chain's data version is read, in ms (default 1000): the freshness of cached answers. */
   versionPollMs?: number;
+  /** How long a request waits for its `minBlock` before it is refused, in ms (default 2000). */
+  minBlockWaitMs?: number;
   /** Memory for cached answers per chain, in bytes; 0 turns the cache off (default 64 MiB). */
   responseCacheBytes?: number;
   /** The image cache the metadata worker fills, served at `/images/<sha256>`. */
@@ -131,6 +133,7 @@ export async function startApi(options: ApiOptions): Promise<RunningApi> {
         version,
         cache,
         imageBase: () => LINK_BASE_PLACEHOLDER,
+        ...(options.minBlockWaitMs !== undefined ? { minBlockWaitMs: options.minBlockWaitMs } : {}),
       });
       const judged = readinessChains.find((c) => c.chainId === chain.chainId) ?? readinessChains[0];
       const chainReadiness = async () =>
@@ -196,8 +199,8 @@ function withLinkBase(operations: ReadonlyMap<string, Operation>, base: string):
     }
     filled.set(name, {
       method: operation.method,
-      async run(fields) {
-        const answer: Answer = await operation.run(fields);
+      async run(fields, context) {
+        const answer: Answer = await operation.run(fields, context);
         const message = fillMessageLinks(answer.message, base);
         return { message, json: () => answer.json() };
       },

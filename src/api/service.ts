@@ -23,7 +23,9 @@ import { NOT_JUDGED, spamVerdicts } from "../store/read/spam.ts";
 import { listTokenOwners } from "../store/read/token-owners.ts";
 import { type RankingMetric, topCollections } from "../store/read/top.ts";
 import { listNumericTraits, listStringTraits } from "../store/read/traits.ts";
+import type { IndexedBlock, VersionParts } from "../store/read/version.ts";
 import { listWalletNfts } from "../store/read/wallet-nfts.ts";
+import { behindError } from "./block-tags.ts";
 import type { DataVersion } from "./data-version.ts";
 import { InvalidArgumentError, NotFoundError } from "./errors.ts";
 import { seriesGrid } from "./grid.ts";
@@ -82,11 +84,22 @@ import {
 /** A request's fields by their `.proto` names: strings from REST, message values from gRPC. */
 export type RequestFields = Readonly<Record<string, RawScalar | readonly RawScalar[]>>;
 
+/** What a request asks of the data beside its fields, and what its answer reflects. */
+export interface CallContext {
+  /** The request's `minBlock`: answered from data at this block or newer, or refused. */
+  minBlock?: bigint | undefined;
+  /**
+   * Set by `run` once the data version is read (before any query), failing or not: the newest
+   * indexed block the answer's data holds at least. Unset before the first block is indexed.
+   */
+  block?: IndexedBlock | undefined;
+}
+
 /** One operation of the API: a method of the `.proto` services and its implementation. */
 export interface Operation {
   method: DescMethod;
   /** Checks the request (throwing INVALID_ARGUMENT naming the field) and answers it. */
-  run(fields: RequestFields): Promise<Answer>;
+  run(fields: RequestFields, context?: CallContext): Promise<Answer>;
 }
 
 export interface ApiServiceOptions {
@@ -95,6 +108,8 @@ export interface ApiServiceOptions {
   /** The chain's data version, which answers are cached under. */
   version: DataVersion;
   cache: ResponseCache;
+  /** How long a request waits for its `minBlock` before it is refused, in ms (default 2000). */
+  minBlockWaitMs?: number;
   /** What links start with in the answers (see `links.ts`: a placeholder filled in as each answer is sent). */
   imageBase?: () => string;
   now?: () => number;
@@ -111,6 +126,9 @@ interface Prepared {
   withSpam?: boolean;
   read(): Promise<MessageShape<DescMessage>>;
 }
+
+/** How long a request waits for its `minBlock` by default, in ms. */
+export const DEFAULT_MIN_BLOCK_WAIT_MS = 2_000;
 
 /** Every method of the `.proto` services, each with its implementation. */
 export const API_SERVICES = [
@@ -160,6 +178,7 @@ function many(fields: RequestFields, name: string): RawScalar | readonly RawScal
 
 export function createApiService(options: ApiServiceOptions): Map<string, Operation> {
   const { sql, chainId, version, cache } = options;
+  const minBlockWaitMs = options.minBlockWaitMs ?? DEFAULT_MIN_BLOCK_WAIT_MS;
   const now = options.now ?? Date.now;
 
   /** A series request: its key (the window resolved, so a default window moves with the day) and its points. */
@@ -611,6 +630,21 @@ export function createApiService(options: ApiServiceOptions): Map<string, Operat
     },
   };
 
+  /** The version a request is answered at: the current one, or, with `minBlock`, one at that block. */
+  async function versionFor(context: CallContext): Promise<VersionParts> {
+    const { minBlock } = context;
+    if (minBlock === undefined) {
+      const at = await version.current();
+      context.block = at.head;
+      return at;
+    }
+    const started = Date.now();
+    const { reached, version: at } = await version.reach(minBlock, minBlockWaitMs);
+    context.block = at.head;
+    if (!reached) throw behindError(minBlock, at.head, Date.now() - started);
+    return at;
+  }
+
   const operations = new Map<string, Operation>();
   for (const service of API_SERVICES) {
     for (const method of service.methods) {
@@ -618,9 +652,10 @@ export function createApiService(options: ApiServiceOptions): Map<string, Operat
       if (run === undefined) throw new Error(`no implementation of ${method.parent.typeName}.${method.name}`);
       operations.set(method.name, {
         method,
-        async run(fields) {
+        async run(fields, context = {}) {
           const prepared = await run(fields);
-          const at = await version.current();
+          // Read before the query: the answer's data is at least as new as the block it is tagged with.
+          const at = await versionFor(context);
           const v = `${at.chain}${prepared.withMetadata ? `+${at.metadata}` : ""}${prepared.withSpam ? `+${at.spam}` : ""}`;
           return cache.get(`${v}|${method.name}|${prepared.key}`, async () =>
             answer(method.output, await prepared.read()),

@@ -62,6 +62,10 @@ export function addApiOptions(command: Command, blobDefault?: string): Command {
       "failed authentications per minute per IPv4 address or IPv6 /64, then refused for a minute; 0 for no limit (default 20)",
     )
     .option(
+      "--min-block-wait <ms>",
+      "how long a request with minBlock waits for this process's data to reach that block before it is answered unavailable (env MINTLENS_MIN_BLOCK_WAIT, default 2000)",
+    )
+    .option(
       "--response-cache <MiB>",
       "memory per chain for answers kept until the chain's data changes, 0 for none (default 64)",
     )
@@ -126,6 +130,7 @@ export async function serveApi(options: ServeOptions): Promise<RunningApi & { ce
     accessLog: createAccessLogger(logger.level),
     blobs: options.blobs,
     responseCacheBytes: api.responseCacheMb * 1024 * 1024,
+    minBlockWaitMs: api.minBlockWaitMs,
     chains: options.chains.map((chain) => {
       const listeners = byName.get(chain.name);
       if (listeners === undefined) throw new Error(`no listeners configured for ${chain.name}`);

@@ -34,6 +34,8 @@ export interface ApiConfig extends ApiGuardConfig {
   readyHeartbeatSeconds: number;
   /** Where the metrics listener binds, whatever `host` is. */
   metricsHost: string;
+  /** How long a request waits for its `minBlock`, in ms, before it is answered unavailable. */
+  minBlockWaitMs: number;
 }
 
 export interface ApiConfigInput extends ApiGuardConfigInput {
@@ -49,6 +51,7 @@ export interface ApiConfigInput extends ApiGuardConfigInput {
   readyLag?: string[];
   readyHeartbeat?: string;
   metricsHost?: string;
+  minBlockWait?: string;
 }
 
 export const API_DEFAULTS = {
@@ -61,6 +64,7 @@ export const API_DEFAULTS = {
   readyLagBlocks: 64,
   readyHeartbeatSeconds: 120,
   metricsHost: "127.0.0.1",
+  minBlockWaitMs: 2_000,
 };
 
 const PORT = /^\d{1,5}$/;
@@ -254,6 +258,7 @@ export function parseApiConfig(input: ApiConfigInput, env: Variables, chains: re
   }
   const serving = parseServing(input, env, chains, problems);
   const guard = parseApiGuardConfig(input, env, problems);
+  const minBlockWaitMs = parseMinBlockWait(input, env, problems);
   if (problems.length > 0) throw new ConfigError(problems);
   return {
     ...guard,
@@ -264,7 +269,17 @@ export function parseApiConfig(input: ApiConfigInput, env: Variables, chains: re
     responseCacheMb,
     tls: certPath !== undefined && keyPath !== undefined ? { certPath, keyPath } : undefined,
     ...serving,
+    minBlockWaitMs,
   };
+}
+
+/** The wait for a request's `minBlock`: at most a minute, since the request holds its client meanwhile. */
+function parseMinBlockWait(input: ApiConfigInput, env: Variables, problems: string[]): number {
+  const raw = input.minBlockWait ?? env.MINTLENS_MIN_BLOCK_WAIT;
+  if (raw === undefined) return API_DEFAULTS.minBlockWaitMs;
+  if (/^\d{1,5}$/.test(raw) && Number(raw) <= 60_000) return Number(raw);
+  problems.push(`min block wait: ${raw} is not a whole number of milliseconds from 0 to 60000`);
+  return API_DEFAULTS.minBlockWaitMs;
 }
 
 /** How much a key may ask beyond its rate at once, and how often an address may fail to authenticate. */

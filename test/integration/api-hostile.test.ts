@@ -24,7 +24,11 @@ const routes = restRoutes(
       throw new Error("not used");
     }) as never,
     chainId: API_CHAIN_ID,
-    version: { current: async () => ({ chain: "", metadata: "", spam: "" }), close() {} },
+    version: {
+      current: async () => ({ chain: "", metadata: "", spam: "", head: undefined }),
+      reach: async () => ({ reached: true, version: { chain: "", metadata: "", spam: "", head: undefined } }),
+      close() {},
+    },
     cache: { get: (_key, read) => read() },
   }).values(),
 );
