@@ -30,12 +30,23 @@ class StoreTimeout extends Error {
   }
 }
 
+/**
+ * `promise`, or a StoreTimeout after `ms`. Timers run before the socket reads of the same turn of
+ * the event loop: after a stall longer than `ms` (a long GC, a busy machine) the store's answer
+ * may be waiting unread, so the timeout gives it one more turn to be read before it wins.
+ */
 function within<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
+  let turn: NodeJS.Immediate | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new StoreTimeout(ms)), ms);
+    timer = setTimeout(() => {
+      turn = setImmediate(() => reject(new StoreTimeout(ms)));
+    }, ms);
   });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+  return Promise.race([promise, timeout]).finally(() => {
+    clearTimeout(timer);
+    clearImmediate(turn);
+  });
 }
 
 export function createFailoverLimiter(options: FailoverOptions): KeyLimiter {
