@@ -16,8 +16,10 @@
  *
  * Usage: npm run bench:api [-- --sales 1000000 --small 10000 --duration 10 --warmup 2
  *          --connections 32 --database-url <url> --seed mintlens --batch-rows 20000 --check
- *          --cache both|on|off]
+ *          --cache both|on|off --limiter --rounds 3]
  * --check loads the markets and reports what the readers answer, without serving.
+ * --limiter measures the rate limit's cost instead, by store (memory, Redis, PostgreSQL), in
+ *   `--rounds` rounds (see bench-api/limiter.ts).
  */
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -26,6 +28,7 @@ import { type ApiProcess, createApiKey, startApi } from "./bench-api/api-process
 import { checkDataset, tableRows } from "./bench-api/check.ts";
 import { loadDataset } from "./bench-api/dataset.ts";
 import { type DeepPair, deepPageOperations } from "./bench-api/deep-pages.ts";
+import { benchLimiter } from "./bench-api/limiter.ts";
 import { measure } from "./bench-api/measure.ts";
 import { benchOperations, type Operation } from "./bench-api/operations.ts";
 import { deepTable, growthTable, type SizeRun, sizeTable, TARGETS, verdicts } from "./bench-api/report.ts";
@@ -43,6 +46,8 @@ const { values: args } = parseArgs({
     "batch-rows": { type: "string", default: "20000" },
     check: { type: "boolean", default: false },
     cache: { type: "string", default: "both" },
+    limiter: { type: "boolean", default: false },
+    rounds: { type: "string", default: "3" },
   },
 });
 
@@ -182,6 +187,10 @@ async function benchSize(opened: BenchServer, sales: number): Promise<SizeRun[]>
 
 async function main(): Promise<void> {
   server = await openBenchServer(args["database-url"]);
+  if (args.limiter) {
+    await benchLimiter(server, { ...SETTINGS, rounds: positive("rounds", args.rounds) }, say);
+    return;
+  }
   const runs: SizeRun[] = [];
   for (const sales of SIZES) {
     say(`\n== ${sales.toLocaleString("en")} sales ==`);

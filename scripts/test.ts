@@ -49,6 +49,7 @@ const LONGEST_FIRST = [
   "test/integration/api-floor.test.ts",
   "test/integration/api-readiness.test.ts",
   "test/integration/api-abuse.test.ts",
+  "test/integration/rate-limit-shared.test.ts",
 ];
 
 const CONCURRENCY = 2;

@@ -50,6 +50,10 @@ export async function startApi(options: {
   responseCacheMb?: number;
   /** `--rate-limit` in points per second per key; 0 (no limit) when unset. */
   rateLimit?: number;
+  /** `--rate-burst`; the server's default when unset. */
+  rateBurst?: number;
+  /** `--rate-limit-store`; the server's default (memory) when unset. */
+  rateLimitStore?: string;
 }): Promise<ApiProcess> {
   const [rest, grpc, metrics] = await freePorts(3);
   const args = [
@@ -71,6 +75,8 @@ export async function startApi(options: {
     String(metrics),
     "--rate-limit",
     String(options.rateLimit ?? 0),
+    ...(options.rateBurst !== undefined ? ["--rate-burst", String(options.rateBurst)] : []),
+    ...(options.rateLimitStore !== undefined ? ["--rate-limit-store", options.rateLimitStore] : []),
     ...(options.responseCacheMb !== undefined ? ["--response-cache", String(options.responseCacheMb)] : []),
   ];
   const log = openSync(options.logFile, "a");

@@ -128,6 +128,8 @@ async function openRedis(url: string): Promise<Redis> {
     maxRetriesPerRequest: 0,
     connectTimeout: 1_000,
     retryStrategy: (times) => Math.min(100 * times, 1_000),
+    // The commands of concurrent requests go out in one write and come back in one read.
+    enableAutoPipelining: true,
   });
   // Connection errors are told by the failover, once; ioredis would print each attempt's.
   client.on("error", () => {});

@@ -14,6 +14,8 @@ import { closedPort } from "./s3-server.ts";
 export interface TestRedis {
   url: string;
   port: number;
+  /** The running server's. */
+  readonly pid: number;
   /** SIGKILL, as a crash: nothing is saved, clients see their connections reset. */
   kill(): Promise<void>;
   /** Starts it again on the same port, empty. */
@@ -65,6 +67,10 @@ export async function startRedis(): Promise<TestRedis> {
   return {
     url: `redis://127.0.0.1:${port}`,
     port,
+    get pid() {
+      if (child?.pid === undefined) throw new Error("redis-server is not running");
+      return child.pid;
+    },
     kill: () => end("SIGKILL"),
     restart: launch,
     async stop() {
