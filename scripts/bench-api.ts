@@ -16,11 +16,13 @@
  *
  * Usage: npm run bench:api [-- --sales 1000000 --small 10000 --duration 10 --warmup 2
  *          --connections 32 --database-url <url> --seed mintlens --batch-rows 20000 --check
- *          --cache both|on|off --pooler]
+ *          --cache both|on|off --pooler --limiter --rounds 3]
  * --check loads the markets and reports what the readers answer, without serving.
  * --pooler measures a few operations on the large market directly against PostgreSQL and through
  * PgBouncer in transaction mode (started here), alternately, without the answer cache: p99 and
  * API+PostgreSQL CPU per request of each (PgBouncer's own CPU is not counted).
+ * --limiter measures the rate limit's cost instead, by store (memory, Redis, PostgreSQL), in
+ *   `--rounds` rounds (see bench-api/limiter.ts).
  */
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -29,6 +31,7 @@ import { type ApiProcess, createApiKey, startApi } from "./bench-api/api-process
 import { checkDataset, tableRows } from "./bench-api/check.ts";
 import { loadDataset } from "./bench-api/dataset.ts";
 import { type DeepPair, deepPageOperations } from "./bench-api/deep-pages.ts";
+import { benchLimiter } from "./bench-api/limiter.ts";
 import { measure } from "./bench-api/measure.ts";
 import { benchOperations, type Operation } from "./bench-api/operations.ts";
 import { benchPooler, poolerTable } from "./bench-api/pooler.ts";
@@ -48,6 +51,8 @@ const { values: args } = parseArgs({
     check: { type: "boolean", default: false },
     cache: { type: "string", default: "both" },
     pooler: { type: "boolean", default: false },
+    limiter: { type: "boolean", default: false },
+    rounds: { type: "string", default: "3" },
   },
 });
 
@@ -206,6 +211,10 @@ async function benchSize(opened: BenchServer, sales: number): Promise<SizeRun[]>
 
 async function main(): Promise<void> {
   server = await openBenchServer(args["database-url"]);
+  if (args.limiter) {
+    await benchLimiter(server, { ...SETTINGS, rounds: positive("rounds", args.rounds) }, say);
+    return;
+  }
   const runs: SizeRun[] = [];
   for (const sales of SIZES) {
     say(`\n== ${sales.toLocaleString("en")} sales ==`);

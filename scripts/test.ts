@@ -50,6 +50,7 @@ const LONGEST_FIRST = [
   "test/integration/api-readiness.test.ts",
   "test/integration/api-abuse.test.ts",
   "test/process/pgbouncer.test.ts",
+  "test/integration/rate-limit-shared.test.ts",
 ];
 
 const CONCURRENCY = 2;

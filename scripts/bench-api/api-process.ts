@@ -52,6 +52,10 @@ export async function startApi(options: {
   rateLimit?: number;
   /** More flags for `mintlens serve` (`--database-pooler transaction`). */
   extraArgs?: readonly string[];
+  /** `--rate-burst`; the server's default when unset. */
+  rateBurst?: number;
+  /** `--rate-limit-store`; the server's default (memory) when unset. */
+  rateLimitStore?: string;
 }): Promise<ApiProcess> {
   const [rest, grpc, metrics] = await freePorts(3);
   const args = [
@@ -73,6 +77,8 @@ export async function startApi(options: {
     String(metrics),
     "--rate-limit",
     String(options.rateLimit ?? 0),
+    ...(options.rateBurst !== undefined ? ["--rate-burst", String(options.rateBurst)] : []),
+    ...(options.rateLimitStore !== undefined ? ["--rate-limit-store", options.rateLimitStore] : []),
     ...(options.responseCacheMb !== undefined ? ["--response-cache", String(options.responseCacheMb)] : []),
     ...(options.extraArgs ?? []),
   ];

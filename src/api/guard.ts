@@ -6,6 +6,7 @@
  */
 import { RateLimiterMemory, RateLimiterRes } from "rate-limiter-flexible";
 import { ResourceExhaustedError, UnauthenticatedError, unavailable } from "./errors.ts";
+import { type KeyLimiter, localKeyLimiter } from "./key-limiter.ts";
 import type { KeyVerifier } from "./key-verifier.ts";
 import { addressGroup } from "./remote-address.ts";
 import { createTokenBuckets } from "./token-bucket.ts";
@@ -33,7 +34,12 @@ export interface GuardOptions {
   burst?: number;
   /** Failed authentications per minute per address (IPv4) or /64 (IPv6); 0 turns the limit off. Default 20. */
   failedAuthenticationsPerMinute?: number;
-  /** The clock of the rate limit, in ms. */
+  /**
+   * Where keys' points are counted (see `rate-limit-store.ts`); default token buckets in this
+   * process's memory, made of `pointsPerSecond`, `burst` and `now`.
+   */
+  limiter?: KeyLimiter;
+  /** The clock of the in-memory rate limit, in ms. */
   now?: () => number;
 }
 
@@ -56,16 +62,22 @@ export function answerCost(bytes: number): number {
 const TOO_MANY_FAILURES = "too many failed authentications from this address; retry later";
 
 export function createGuard(options: GuardOptions): Guard {
-  const buckets =
+  const limiter =
     options.pointsPerSecond > 0
-      ? createTokenBuckets({
-          ratePerSecond: options.pointsPerSecond,
-          burst: options.burst ?? DEFAULT_BURST,
-          ...(options.now ? { now: options.now } : {}),
-        })
+      ? (options.limiter ??
+        localKeyLimiter(
+          createTokenBuckets({
+            ratePerSecond: options.pointsPerSecond,
+            burst: options.burst ?? DEFAULT_BURST,
+            ...(options.now ? { now: options.now } : {}),
+          }),
+        ))
       : undefined;
   const failuresAllowed = options.failedAuthenticationsPerMinute ?? DEFAULT_FAILED_AUTHENTICATIONS_PER_MINUTE;
-  // A minute's window, and a block for a whole minute from the failure that went over it.
+  // A minute's window, and a block for a whole minute from the failure that went over it. Counted
+  // in each process's memory whatever the key limit's store: an address refused costs no store
+  // round trip, and an attacker spreading over N processes gets N times 20 guesses a minute at
+  // keys of 2^128 possibilities, which changes nothing.
   const failures =
     failuresAllowed > 0
       ? new RateLimiterMemory({ points: failuresAllowed, duration: 60, blockDuration: 60 })
@@ -106,15 +118,18 @@ export function createGuard(options: GuardOptions): Guard {
           : new UnauthenticatedError("the API key is not valid");
       }
       const { keyId, userName } = check;
-      if (buckets !== undefined) {
-        const taken = buckets.take(keyId);
+      if (limiter !== undefined) {
+        const taken = await limiter.take(keyId);
         if (!taken.ok) throw new ResourceExhaustedError(taken.retryAfterMs / 1000);
       }
       return {
         userName,
         keyId,
         charge(bytes) {
-          buckets?.charge(keyId, answerCost(bytes) - 1);
+          const more = answerCost(bytes) - 1;
+          // The answer is sent meanwhile: the next request of the key finds the charge in place
+          // in memory at once, in a shared store a round trip later.
+          if (limiter !== undefined && more > 0) limiter.charge(keyId, more).catch(() => {});
         },
       };
     },

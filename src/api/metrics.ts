@@ -2,7 +2,8 @@
  * The API's and the indexers' Prometheus metrics, in one registry per process: request counts and
  * latencies per chain, protocol, operation and status; indexed height and lag per chain; preset
  * rate sources left out per chain; tokens whose metadata the worker looked for, by outcome; the
- * abort listeners on the signals the process's parts stop by.
+ * abort listeners on the signals the process's parts stop by; whether the shared rate limit store
+ * answers.
  */
 import { getEventListeners } from "node:events";
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
@@ -25,6 +26,10 @@ export interface ApiMetrics {
    * long-lived signal and forgets its listener leaks one per wait, which only this count shows.
    */
   watchAbortListeners(name: string, signal: AbortSignal): void;
+  /** Whether the shared rate limit store (`redis` or `postgres`) answers. */
+  setRateLimitStoreUp(store: string, up: boolean): void;
+  /** One point taken or charged by the process's own limiter because the shared store did not answer. */
+  countRateLimitFallback(store: string): void;
 }
 
 export function createApiMetrics(): ApiMetrics {
@@ -67,6 +72,18 @@ export function createApiMetrics(): ApiMetrics {
     labelNames: ["chain", "kind"] as const,
     registers: [registry],
   });
+  const storeUp = new Gauge({
+    name: "mintlens_rate_limit_store_up",
+    help: "1 while the shared rate limit store answers, 0 while each process limits keys on its own, by store (redis, postgres)",
+    labelNames: ["store"] as const,
+    registers: [registry],
+  });
+  const fallbacks = new Counter({
+    name: "mintlens_rate_limit_fallbacks_total",
+    help: "Rate limit points taken or charged by the process's own limiter because the shared store failed or was slow, by store",
+    labelNames: ["store"] as const,
+    registers: [registry],
+  });
   const watched = new Map<string, AbortSignal>();
   new Gauge({
     name: "mintlens_abort_listeners",
@@ -80,6 +97,12 @@ export function createApiMetrics(): ApiMetrics {
   });
   return {
     registry,
+    setRateLimitStoreUp(store, up) {
+      storeUp.set({ store }, up ? 1 : 0);
+    },
+    countRateLimitFallback(store) {
+      fallbacks.inc({ store });
+    },
     watchAbortListeners(name, signal) {
       watched.set(name, signal);
     },

@@ -2,6 +2,7 @@ import type { Command } from "commander";
 import { createGuard } from "../api/guard.ts";
 import { createKeyVerifier } from "../api/key-verifier.ts";
 import { type ApiMetrics, createApiMetrics } from "../api/metrics.ts";
+import { openKeyLimiter } from "../api/rate-limit-store.ts";
 import { type RunningApi, startApi, startMetricsServer } from "../api/server.ts";
 import { loadTls } from "../api/tls.ts";
 import {
@@ -58,6 +59,10 @@ export function addApiOptions(command: Command, blobDefault?: string): Command {
     )
     .option("--rate-burst <n>", "points a key may spend at once on top of --rate-limit (default 10)")
     .option(
+      "--rate-limit-store <store>",
+      "where keys' points are counted: memory (each process on its own), or redis://… or postgres://… shared by every API process (env MINTLENS_RATE_LIMIT_STORE, default memory)",
+    )
+    .option(
       "--auth-failures <n>",
       "failed authentications per minute per IPv4 address or IPv6 /64, then refused for a minute; 0 for no limit (default 20)",
     )
@@ -113,10 +118,25 @@ export async function serveApi(options: ServeOptions): Promise<RunningApi & { ce
   metrics.watchAbortListeners("shutdown", lifecycle.signal);
   const tls = await loadTls(api.tls, options.dataDir);
   if (tls.generated) say(`generated a self-signed certificate for gRPC: ${tls.certPath}`);
+  const limit =
+    api.rateLimit > 0
+      ? await openKeyLimiter({
+          store: api.rateLimitStore,
+          pointsPerSecond: api.rateLimit,
+          burst: api.rateBurst,
+          logger,
+          observer: {
+            storeUp: (store, up) => metrics.setRateLimitStoreUp(store, up),
+            fallback: (store) => metrics.countRateLimitFallback(store),
+          },
+        })
+      : undefined;
+  if (limit !== undefined) lifecycle.defer(() => limit.close());
   const guard = createGuard({
     keys: createKeyVerifier({ sql: options.sql, logger }),
     pointsPerSecond: api.rateLimit,
     burst: api.rateBurst,
+    ...(limit === undefined ? {} : { limiter: limit.limiter }),
     failedAuthenticationsPerMinute: api.authFailureLimit,
   });
   const byName = new Map(api.listeners.map((l) => [l.name, l]));

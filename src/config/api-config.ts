@@ -3,6 +3,7 @@
  * bind, the rate limit, the certificate gRPC presents, the public URL links are made of, and when
  * a chain counts as ready. Parsed once, every problem listed.
  */
+import { redactUrl } from "../core/url.ts";
 import { ConfigError } from "./config.ts";
 import type { Variables } from "./environment.ts";
 
@@ -282,20 +283,51 @@ function parseMinBlockWait(input: ApiConfigInput, env: Variables, problems: stri
   return API_DEFAULTS.minBlockWaitMs;
 }
 
-/** How much a key may ask beyond its rate at once, and how often an address may fail to authenticate. */
+/**
+ * Where keys' points are counted: in each process's memory, or in a Redis or PostgreSQL every API
+ * process shares, so that a key's limit holds across them.
+ */
+export type RateLimitStoreConfig =
+  | { kind: "memory" }
+  | { kind: "redis"; url: string }
+  | { kind: "postgres"; url: string };
+
+/** How much a key may ask beyond its rate at once, where its points are counted, and how often an address may fail to authenticate. */
 export interface ApiGuardConfig {
   /** Points a key may spend at once after a pause, on top of its rate. */
   rateBurst: number;
+  rateLimitStore: RateLimitStoreConfig;
   /** Failed authentications per minute per IPv4 address or IPv6 /64; 0 turns the limit off. */
   authFailureLimit: number;
 }
 
 export interface ApiGuardConfigInput {
   rateBurst?: string;
+  rateLimitStore?: string;
   authFailures?: string;
 }
 
-export const API_GUARD_DEFAULTS: ApiGuardConfig = { rateBurst: 10, authFailureLimit: 20 };
+export const API_GUARD_DEFAULTS: ApiGuardConfig = {
+  rateBurst: 10,
+  rateLimitStore: { kind: "memory" },
+  authFailureLimit: 20,
+};
+
+/** `memory`, a `redis://` (or `rediss://`) URL or a `postgres://` (or `postgresql://`) URL. */
+export function parseRateLimitStore(text: string): RateLimitStoreConfig | { problem: string } {
+  if (text === "memory") return { kind: "memory" };
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return { problem: "rate limit store: neither memory nor a URL (redis://… or postgres://…)" };
+  }
+  if (url.protocol === "redis:" || url.protocol === "rediss:") return { kind: "redis", url: text };
+  if (url.protocol === "postgres:" || url.protocol === "postgresql:") return { kind: "postgres", url: text };
+  return {
+    problem: `rate limit store: ${redactUrl(text)} is not memory, a redis:// URL or a postgres:// URL`,
+  };
+}
 
 function parseApiGuardConfig(input: ApiGuardConfigInput, env: Variables, problems: string[]): ApiGuardConfig {
   const burstRaw = input.rateBurst ?? env.MINTLENS_RATE_BURST;
@@ -303,6 +335,13 @@ function parseApiGuardConfig(input: ApiGuardConfigInput, env: Variables, problem
   if (burstRaw !== undefined) {
     if (/^\d{1,9}$/.test(burstRaw) && Number(burstRaw) >= 1) rateBurst = Number(burstRaw);
     else problems.push(`rate burst: ${burstRaw} is not a whole number of points from 1`);
+  }
+  const storeRaw = input.rateLimitStore ?? env.MINTLENS_RATE_LIMIT_STORE;
+  let rateLimitStore = API_GUARD_DEFAULTS.rateLimitStore;
+  if (storeRaw !== undefined) {
+    const parsed = parseRateLimitStore(storeRaw);
+    if ("problem" in parsed) problems.push(parsed.problem);
+    else rateLimitStore = parsed;
   }
   const failuresRaw = input.authFailures ?? env.MINTLENS_AUTH_FAILURES;
   let authFailureLimit = API_GUARD_DEFAULTS.authFailureLimit;
@@ -313,7 +352,7 @@ function parseApiGuardConfig(input: ApiGuardConfigInput, env: Variables, problem
         `auth failures: ${failuresRaw} is not a whole number of failed authentications per minute (0: no limit)`,
       );
   }
-  return { rateBurst, authFailureLimit };
+  return { rateBurst, rateLimitStore, authFailureLimit };
 }
 
 /** The API's own connections to the store: apart from the indexer's and the metadata worker's. */
