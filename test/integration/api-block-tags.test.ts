@@ -521,7 +521,7 @@ test("the tags a client of one process sees never go back while the indexer foll
     signal: stop.signal,
   });
   const miner = (async () => {
-    for (let i = 0; i < 30 && !stop.signal.aborted; i++) {
+    for (let i = 0; i < 300 && !stop.signal.aborted; i++) {
       await rawRpc(f.anvil.url, "evm_mine", []);
       await sleep(60);
     }
@@ -529,8 +529,10 @@ test("the tags a client of one process sees never go back while the indexer foll
   const client = grpcClient(f.grpcAddress);
   const seen: Tag[] = [];
   try {
-    const deadline = Date.now() + 4_000;
-    for (let i = 0; i < 400 && Date.now() < deadline; i++) {
+    // Until the head has moved a few times under the client, however busy the machine is.
+    const deadline = Date.now() + 20_000;
+    const moved = () => new Set(seen.map((t) => t.number)).size >= 4;
+    for (let i = 0; i < 2000 && Date.now() < deadline && (i < 80 || !moved()); i++) {
       if (i % 2 === 0) {
         const answer = await f.rest("/foundational/v1beta2/contracts?limit=1");
         assert.equal(answer.status, 200);
@@ -546,8 +548,8 @@ test("the tags a client of one process sees never go back while the indexer foll
       }
     }
   } finally {
-    await miner;
     stop.abort();
+    await miner;
     await follower;
     client.close();
   }
@@ -581,7 +583,7 @@ test("a client that reads with minBlock = the highest block it has seen never go
     signal: stop.signal,
   });
   const miner = (async () => {
-    for (let i = 0; i < 20 && !stop.signal.aborted; i++) {
+    for (let i = 0; i < 200 && !stop.signal.aborted; i++) {
       await rawRpc(f.anvil.url, "evm_mine", []);
       await sleep(80);
     }
@@ -590,8 +592,9 @@ test("a client that reads with minBlock = the highest block it has seen never go
   let highest = 0n;
   const seen: bigint[] = [];
   try {
-    const deadline = Date.now() + 4_000;
-    for (let i = 0; i < 200 && Date.now() < deadline; i++) {
+    // Until the head has moved a few times under the client, however busy the machine is.
+    const deadline = Date.now() + 20_000;
+    for (let i = 0; i < 400 && Date.now() < deadline && (i < 40 || new Set(seen).size < 4); i++) {
       const server = servers[i % 2] as string;
       const answer = await get(server, `/foundational/v1beta2/contracts?limit=1&minBlock=${highest}`);
       assert.equal(answer.status, 200, JSON.stringify(answer.body));
@@ -603,8 +606,8 @@ test("a client that reads with minBlock = the highest block it has seen never go
       seen.push(number);
     }
   } finally {
-    await miner;
     stop.abort();
+    await miner;
     await follower;
     await lagging.close();
   }
