@@ -87,11 +87,32 @@ const ERRORS: { status: string; name: string; code: number; description: string 
     status: "503",
     name: "Unavailable",
     code: 14,
-    description: "UNAVAILABLE: the service cannot answer now (its database is unreachable); retry later.",
+    description:
+      "UNAVAILABLE: the service cannot answer now (its database is unreachable, a statement ran out of time, or its data is still behind the request's `minBlock`); retry after `Retry-After` seconds when given.",
   },
 ];
 
 type Schema = Record<string, JsonValue>;
+
+/** The headers naming the block an answer's data reflects (src/api/block-tags.ts). */
+const BLOCK_HEADERS: Record<string, Schema> = {
+  "Mintlens-Block": {
+    description:
+      "The number of the newest indexed block of the data this answer was computed from: the answer reflects at least this block.",
+    schema: { type: "string", pattern: "^[0-9]+$" },
+  },
+  "Mintlens-Block-Hash": {
+    description: "That block's hash.",
+    schema: { type: "string", pattern: "^0x[0-9a-f]{64}$" },
+  },
+  "Mintlens-Block-Time": {
+    description: "That block's time, RFC 3339 in UTC, to the second.",
+    schema: { type: "string", format: "date-time" },
+  },
+};
+const BLOCK_HEADER_REFS: Schema = Object.fromEntries(
+  Object.keys(BLOCK_HEADERS).map((name) => [name, { $ref: `#/components/headers/${name}` }]),
+);
 
 /** A comment as text: the leading comment, each line without the one space that follows `//`. */
 function describe(desc: Parameters<typeof getComments>[0]): string {
@@ -286,10 +307,13 @@ function operation(
     if (field.fieldKind === "list") Object.assign(parameter, { style: "form", explode: true });
     parameters.push(parameter);
   }
+  // Not a field of any request: every operation takes it, and none sees it.
+  parameters.push({ $ref: "#/components/parameters/MinBlock" });
   const description = describe(method);
   const responses: Record<string, Schema> = {
     "200": {
       description: describe(method.output),
+      headers: BLOCK_HEADER_REFS,
       content: { "application/json": { schema: builder.messageRef(method.output) } },
     },
   };
@@ -374,8 +398,10 @@ function buildDocument(registry: ReturnType<typeof createFileRegistry>, services
         },
       },
     };
-    if (error.status === "429") {
+    if (error.status === "404" || error.status === "503") response.headers = { ...BLOCK_HEADER_REFS };
+    if (error.status === "429" || error.status === "503") {
       response.headers = {
+        ...(response.headers as Schema | undefined),
         "Retry-After": {
           description: "Seconds to wait before the next request.",
           schema: { type: "integer" },
@@ -399,6 +425,17 @@ function buildDocument(registry: ReturnType<typeof createFileRegistry>, services
     components: {
       schemas,
       responses,
+      parameters: {
+        MinBlock: {
+          name: "minBlock",
+          in: "query",
+          required: false,
+          description:
+            "Answer only from data that reaches this block: a server behind it waits up to its `--min-block-wait` (2 s by default), then answers 503 with `Retry-After`. Send the highest `Mintlens-Block` seen, and answers never go back in time across servers. gRPC takes it as the metadata `mintlens-min-block`.",
+          schema: { type: "string", pattern: "^[0-9]+$" },
+        },
+      },
+      headers: BLOCK_HEADERS,
       securitySchemes: {
         ApiKey: { type: "apiKey", in: "header", name: "X-API-Key", description: "The user's API key." },
       },

@@ -229,6 +229,17 @@ describe("the OpenAPI document describes the same operations", () => {
         parameters.filter((p) => p.in === "query").map((p) => p.name),
         [...seed.query, ...(ADDED[name] ?? [])],
       );
+      assert.deepEqual(
+        parameters.at(-1),
+        { $ref: "#/components/parameters/MinBlock" },
+        `${operationId}: every operation takes minBlock`,
+      );
+      const ok = (operation.responses as Record<string, JsonObject>)["200"];
+      assert.deepEqual(Object.keys(ok?.headers as JsonObject), [
+        "Mintlens-Block",
+        "Mintlens-Block-Hash",
+        "Mintlens-Block-Time",
+      ]);
       const statuses = Object.keys(operation.responses as JsonObject);
       const notFound = [
         "GetNftDetails",
