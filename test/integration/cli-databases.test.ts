@@ -133,6 +133,64 @@ describe("a database per chain", () => {
     assert.match(listed.stdout, new RegExp(`^beta\\s+${contract}\\s+spam`, "m"));
   });
 
+  test("start: the API reads from --read-database-url, keys included, while the indexers write to --database-url", async () => {
+    // A database of its own stands for the replica: what the API answers shows where it reads.
+    const replica = await createTestDatabase();
+    try {
+      const onReplica = generateKey();
+      await insertApiKey(replica.sql, {
+        userName: "replica",
+        keyId: onReplica.keyId,
+        keyHash: onReplica.hash,
+      });
+      const onPrimary = generateKey();
+      await insertApiKey(main.sql, { userName: "primary", keyId: onPrimary.keyId, keyHash: onPrimary.hash });
+      const start = startCommand([
+        "start",
+        ...indexFlags(),
+        "--read-database-url",
+        replica.url,
+        "--rest-port",
+        "0",
+        "--grpc-port",
+        "0",
+        "--metrics-port",
+        "off",
+      ]);
+      try {
+        const urls = await start.restUrls(CHAINS.map((c) => c.name));
+        const ask = async (chain: string, key: string) => {
+          const response = await fetch(`${urls.get(chain)}/foundational/v1beta2/contracts`, {
+            headers: { "x-api-key": key },
+          });
+          await response.arrayBuffer();
+          return response.status;
+        };
+        // alpha is kept in the default database, so it is read from the default's replica; beta,
+        // in a database of its own with no replica named, from its own.
+        assert.equal(await ask("alpha", onReplica.key), 200);
+        assert.equal(await ask("alpha", onPrimary.key), 401);
+        assert.equal(await ask("beta", onReplica.key), 200);
+        // Readiness too is judged by what the replica holds: nothing of alpha, which the primary has.
+        const readiness = await fetch(`${urls.get("alpha")}/readyz`);
+        assert.equal(readiness.status, 503);
+        assert.match(await readiness.text(), /the chain is not in the store/);
+        const [indexed] = await main.sql<
+          { n: number }[]
+        >`SELECT count(*)::int AS n FROM chains WHERE name = 'alpha'`;
+        assert.equal(indexed?.n, 1);
+      } finally {
+        start.stop();
+        assert.equal(await start.exited, 0, start.stderr());
+      }
+      // The indexers wrote to the primary only.
+      const [row] = await replica.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM chains`;
+      assert.equal(row?.n, 0);
+    } finally {
+      await replica.close();
+    }
+  });
+
   test("a mapping that cannot be right is refused at start, naming the flag", async () => {
     const cases: [string[], string][] = [
       [
