@@ -272,9 +272,18 @@ describe("a database per chain, read through a streaming replica", { skip }, () 
     return { status: response.status, body: (await response.json()) as Record<string, unknown> };
   }
 
-  /** The owners of a token as one serve process answers them. */
-  async function ownersThrough(serve: number, chain: ChainName, tokenId: bigint): Promise<string[]> {
-    const path = `/foundational/v1beta2/nfts/${contracts.get(chain)}/${tokenId}/owners`;
+  /**
+   * The owners of a token as one serve process answers them; `query` adds request parameters (such
+   * as the least block an answer must reflect).
+   */
+  async function ownersThrough(
+    serve: number,
+    chain: ChainName,
+    tokenId: bigint,
+    query: Record<string, string> = {},
+  ): Promise<string[]> {
+    const search = new URLSearchParams(query).toString();
+    const path = `/foundational/v1beta2/nfts/${contracts.get(chain)}/${tokenId}/owners${search ? `?${search}` : ""}`;
     const answer = await get(listeners[serve]?.get(chain), path);
     assert.equal(answer.status, 200, JSON.stringify(answer.body));
     return (answer.body.owners as { address: string }[]).map((o) => o.address);
@@ -306,9 +315,9 @@ describe("a database per chain, read through a streaming replica", { skip }, () 
     try {
       const block = await transfer("alpha", from, to, 1n);
       await committedOnPrimary("alpha", block);
-      // The primary's height is what an answer asked for with a least block would have to reach:
-      // a request naming `block` as its least must wait for replay, or be refused, rather than
-      // answer the older state checked below.
+      // The block an answer reflecting the primary's state must have reached: a request asking for
+      // at least this block, sent to a replica that has not replayed it, must wait or be refused
+      // rather than answer the older state checked below (`ownersThrough(…, { minBlock })`).
       const primaryHeight = block;
       assert.ok(primaryHeight > 0);
       // Past a version poll and more: nothing replayed, so nothing changes.
