@@ -3,8 +3,11 @@ import { type DatabaseUrls, databaseUrlOf, readUrlOf } from "../config/database-
 import type { Logger } from "../core/logger.ts";
 import { redactUrl } from "../core/url.ts";
 import type { PoolOptions, Sql } from "../store/pg/database.ts";
-import { type OpenDatabase, openDatabase, openPool, type SchemaPolicy } from "./open-database.ts";
+import { type OpenDatabase, openDatabase, openPool } from "./open-database.ts";
 import type { Lifecycle } from "./shutdown.ts";
+
+/** How each database is opened: as `openDatabase` opens one. */
+type OpenOptions = Parameters<typeof openDatabase>[4];
 
 /** The databases a command opened, each once, and which chains' data each holds. */
 export interface ChainDatabases {
@@ -28,13 +31,13 @@ export function urlsOf(config: DatabaseConfig): DatabaseUrls {
  * there); it is the embedded PostgreSQL when no URL names it.
  */
 export async function openChainDatabases(
-  config: DatabaseConfig & { urls?: DatabaseUrls },
+  config: DatabaseConfig,
   chains: readonly string[],
   logger: Logger,
   lifecycle: Lifecycle,
-  options: { schema: SchemaPolicy; pool: PoolOptions; withDefault: boolean },
+  options: OpenOptions & { withDefault: boolean },
 ): Promise<ChainDatabases> {
-  const urls = config.urls ?? urlsOf(config);
+  const urls = urlsOf(config);
   // `undefined` stands for the default database, whatever its URL.
   const keyOf = (url: string | undefined) => (url === undefined || url === urls.default ? undefined : url);
   const order: (string | undefined)[] = [];
@@ -57,7 +60,8 @@ export async function openChainDatabases(
     const url = key ?? urls.default;
     if (url !== undefined)
       logger.info({ database: redactUrl(url), chains: members.get(key) }, "opening a database");
-    const database = await openDatabase(url, config.dataDir, logger, lifecycle, options);
+    const { withDefault: _, ...open } = options;
+    const database = await openDatabase(url, config.dataDir, logger, lifecycle, open);
     groups.push({ database, chains: members.get(key) ?? [] });
     if (key === undefined) defaultDatabase = database;
     if (lifecycle.signal.aborted) break;
