@@ -120,6 +120,24 @@ describe("a database per chain", () => {
     }
   });
 
+  test("metadata refresh finds its chain in the chain's own database", async () => {
+    const contract = `0x${"cd".repeat(20)}`;
+    const refreshed = await runCommand(["metadata", "refresh", contract, "--chain", "beta", ...databases()]);
+    assert.equal(refreshed.code, 0, refreshed.stderr);
+    assert.equal(refreshed.stdout, "queued 0 tokens\n");
+    const elsewhere = await runCommand([
+      "metadata",
+      "refresh",
+      contract,
+      "--chain",
+      "beta",
+      "--database-url",
+      main.url,
+    ]);
+    assert.equal(elsewhere.code, 1);
+    assert.match(elsewhere.stderr, /chain beta is not in the store/);
+  });
+
   test("spam decisions go to the database of their chain, and are listed from every one", async () => {
     const contract = `0x${"ab".repeat(20)}`;
     const marked = await runCommand(["spam", "mark", contract, "--chain", "beta", ...databases()]);
