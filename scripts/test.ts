@@ -38,6 +38,7 @@ const LONGEST_FIRST = [
   "test/integration/indexer-hostile.test.ts",
   "test/integration/indexer-follow.test.ts",
   "test/process/cli-api.test.ts",
+  "test/process/replica-cluster.test.ts",
   "test/integration/partial-history.test.ts",
   "test/integration/demo-activity.test.ts",
   "test/integration/api-paging.test.ts",

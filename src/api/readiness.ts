@@ -38,6 +38,8 @@ export interface ReadinessChain {
   name: string;
   chainId: number;
   policy: ReadinessPolicy;
+  /** The database the chain's data is read from, when not the readiness's own `sql`. */
+  sql?: Queryable;
 }
 
 /** Judges one chain by what the store holds of it; `head` undefined when the read failed or found no row. */
@@ -115,14 +117,19 @@ export function createReadiness(options: {
   let readAt = Number.NEGATIVE_INFINITY;
   let pending: Promise<ReadonlyMap<number, ChainReadiness>> | undefined;
 
-  const read = async (): Promise<ReadonlyMap<number, ChainReadiness>> => {
-    let judged: ChainReadiness[];
+  // One read per database: a chain whose database cannot be read leaves the others ready.
+  const byDatabase = new Map<Queryable, ReadinessChain[]>();
+  for (const chain of chains) {
+    const database = chain.sql ?? sql;
+    byDatabase.set(database, [...(byDatabase.get(database) ?? []), chain]);
+  }
+  const readGroup = async (database: Queryable, group: readonly ReadinessChain[]) => {
     try {
       const heads = await chainHeads(
-        sql,
-        chains.map((c) => c.chainId),
+        database,
+        group.map((c) => c.chainId),
       );
-      judged = chains.map((c) =>
+      return group.map((c) =>
         judgeChain(
           c,
           heads.find((h) => h.chainId === c.chainId),
@@ -130,9 +137,13 @@ export function createReadiness(options: {
       );
     } catch (error) {
       logger.warn({ err: error }, "reading the chains' readiness failed");
-      judged = chains.map((c) => judgeChain(c, undefined, "unreadable"));
+      return group.map((c) => judgeChain(c, undefined, "unreadable"));
     }
-    return new Map(judged.map((j) => [j.chainId, j]));
+  };
+
+  const read = async (): Promise<ReadonlyMap<number, ChainReadiness>> => {
+    const judged = await Promise.all([...byDatabase].map(([database, group]) => readGroup(database, group)));
+    return new Map(judged.flat().map((j) => [j.chainId, j]));
   };
 
   const refresh = (): Promise<ReadonlyMap<number, ChainReadiness>> => {

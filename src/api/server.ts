@@ -33,9 +33,15 @@ export interface ApiChain {
   publicUrl?: string | undefined;
   /** When the chain counts as ready; default `DEFAULT_READINESS`. */
   readiness?: Partial<ReadinessPolicy> | undefined;
+  /**
+   * The database this chain's data is read from (its own, or a replica of it); default `sql`.
+   * Its data version is polled there too, so cached answers follow the database they came from.
+   */
+  sql?: Queryable | undefined;
 }
 
 export interface ApiOptions {
+  /** The default database: API keys, readiness and data of every chain not given a `sql` of its own. */
   sql: Queryable;
   chains: readonly ApiChain[];
   host: string;
@@ -86,6 +92,7 @@ export async function startApi(options: ApiOptions): Promise<RunningApi> {
     name: chain.name,
     chainId: chain.chainId,
     policy: { ...DEFAULT_READINESS, ...chain.readiness },
+    ...(chain.sql !== undefined ? { sql: chain.sql } : {}),
   }));
   const readiness = createReadiness({
     sql,
@@ -119,8 +126,9 @@ export async function startApi(options: ApiOptions): Promise<RunningApi> {
   try {
     for (const chain of options.chains) {
       const logger = options.logger.child({ chain: chain.name });
+      const chainSql = chain.sql ?? sql;
       const version = createDataVersion({
-        sql,
+        sql: chainSql,
         chainId: chain.chainId,
         logger,
         ...(options.versionPollMs !== undefined ? { pollMs: options.versionPollMs } : {}),
@@ -128,7 +136,7 @@ export async function startApi(options: ApiOptions): Promise<RunningApi> {
       const cache = createResponseCache(options.responseCacheBytes ?? DEFAULT_RESPONSE_CACHE_BYTES);
       // Answers are cached with a placeholder where a link's base goes, filled in as each is sent.
       const operations = createApiService({
-        sql,
+        sql: chainSql,
         chainId: chain.chainId,
         version,
         cache,

@@ -93,8 +93,10 @@ export function addApiOptions(command: Command, blobDefault?: string): Command {
 export type ApiFlags = ApiConfigInput & ApiPoolConfigInput & BlobStoreConfigInput;
 
 export interface ServeOptions {
+  /** The default database: the API keys are read there, and every chain without a `sql` of its own. */
   sql: Sql;
-  chains: readonly { name: string; chainId: number }[];
+  /** Each chain served, with the database its data is read from when not the default. */
+  chains: readonly { name: string; chainId: number; sql?: Sql | undefined }[];
   api: ApiConfig;
   dataDir: string;
   logger: Logger;

@@ -3,7 +3,8 @@ import { type Config, ConfigError, parseConfig } from "../config/config.ts";
 import type { Environment } from "../config/environment.ts";
 import { parseDatabasePooler, requireDirectDatabase } from "../config/pooler-config.ts";
 import { createLogger } from "../core/logger.ts";
-import { indexerPool, openDatabase } from "./open-database.ts";
+import { chainPools, openChainDatabases } from "./chain-databases.ts";
+import { indexerPool } from "./open-database.ts";
 import { createProgressDisplay } from "./progress.ts";
 import { runIndexers } from "./run-indexers.ts";
 import type { Lifecycle } from "./shutdown.ts";
@@ -60,8 +61,9 @@ export function addCommonOptions(command: Command): Command {
       collect,
     )
     .option(
-      "--database-url <url>",
-      "PostgreSQL 15+ URL; without it an embedded PostgreSQL is used (env DATABASE_URL)",
+      "--database-url <[chain=]url>",
+      "PostgreSQL 15+ URL: url for the default database, chain=url for a chain's own; repeatable; without it an embedded PostgreSQL is used (env DATABASE_URL)",
+      collect,
     )
     .option(
       "--data-dir <dir>",
@@ -99,16 +101,19 @@ export async function runIndexCommand(
   stopAt?: number,
 ): Promise<void> {
   const logger = createLogger(config.logLevel);
-  const database = await openDatabase(config.databaseUrl, config.dataDir, logger, lifecycle, {
+  const names = config.chains.map((c) => c.name);
+  const databases = await openChainDatabases(config, names, logger, lifecycle, {
     schema: "migrate-embedded",
     pool: indexerPool(config),
+    withDefault: false,
   });
   const display = createProgressDisplay(logger, environment.stderr);
   lifecycle.defer(() => display.stop());
   if (lifecycle.signal.aborted) return;
   await runIndexers({
     config,
-    sql: database.sql,
+    sql: databases.of(names[0] as string).sql,
+    chainSql: chainPools(databases, names),
     logger,
     onProgress: display.update,
     signal: lifecycle.signal,

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { displayKeyId, generateKey, isValidUserName, USER_RULE } from "../api/keys.ts";
-import { parseDatabaseConfig } from "../config/config.ts";
+import { ConfigError, parseDatabaseConfig } from "../config/config.ts";
 import type { Environment } from "../config/environment.ts";
 import { UserFacingError } from "../core/errors.ts";
 import { createLogger } from "../core/logger.ts";
@@ -41,6 +41,11 @@ export function registerKeysCommand(program: Command, lifecycle: Lifecycle, envi
 
   const open = async (flags: DatabaseFlags): Promise<Sql> => {
     const config = parseDatabaseConfig(flags, environment.variables);
+    if (Object.keys(config.chainDatabaseUrls).length > 0) {
+      throw new ConfigError([
+        "database url: API keys are kept in the default database; give its URL without chain=",
+      ]);
+    }
     const logger = createLogger(config.logLevel);
     return (
       await openDatabase(config.databaseUrl, config.dataDir, logger, lifecycle, {

@@ -6,16 +6,17 @@ import { UserFacingError } from "../core/errors.ts";
 import type { Address } from "../core/hex.ts";
 import { createLogger } from "../core/logger.ts";
 import { queueCollection, queueTokens } from "../store/tables/metadata.ts";
+import { openChainDatabases } from "./chain-databases.ts";
 import { addCommonOptions } from "./index-command.ts";
 import { addMetadataOptions, openForMetadataWorkers, startMetadataWorkers } from "./metadata-runner.ts";
 import { addBlobStoreOptions } from "./open-blob-store.ts";
-import { COMMAND_POOL, openDatabase } from "./open-database.ts";
+import { COMMAND_POOL } from "./open-database.ts";
 import { type Lifecycle, untilStopped } from "./shutdown.ts";
 
 interface RefreshFlags {
   chain: string;
   token?: string;
-  databaseUrl?: string;
+  databaseUrl?: string[];
   dataDir?: string;
   logLevel?: string;
 }
@@ -36,24 +37,26 @@ export function registerMetadataCommand(
     .action(async (flags) => {
       requireDirectDatabase("mintlens metadata", parseDatabasePooler({}, environment.variables));
       const config = parseConfig(flags, environment.variables);
-      const { metadata, logger, blobs, database } = await openForMetadataWorkers(
+      const { metadata, logger, blobs, databases } = await openForMetadataWorkers(
         flags,
         config,
         environment,
         lifecycle,
         // The workers take and store tokens through a pool of their own (--metadata-pool-size).
-        { schema: "check", pool: COMMAND_POOL },
+        { schema: "check", pool: COMMAND_POOL, withDefault: false },
       );
       if (lifecycle.signal.aborted) return;
-      startMetadataWorkers({
-        sql: database.sql,
-        chains: config.chains,
-        tuning: config.tuning,
-        metadata,
-        logger,
-        lifecycle,
-        blobs,
-      });
+      for (const group of databases.groups) {
+        startMetadataWorkers({
+          sql: group.database.sql,
+          chains: config.chains.filter((c) => group.chains.includes(c.name)),
+          tuning: config.tuning,
+          metadata,
+          logger,
+          lifecycle,
+          blobs,
+        });
+      }
       await untilStopped(lifecycle);
     });
 
@@ -64,7 +67,11 @@ export function registerMetadataCommand(
     )
     .requiredOption("--chain <name>", "the chain, by the name it was indexed under")
     .option("--token <id>", "one token id")
-    .option("--database-url <url>", "PostgreSQL 15+ URL (env DATABASE_URL); default: the embedded PostgreSQL")
+    .option(
+      "--database-url <[chain=]url>",
+      "PostgreSQL 15+ URL: url for the default database, chain=url for a chain's own; repeatable (env DATABASE_URL); default: the embedded PostgreSQL",
+      (value: string, previous: string[] = []) => [...previous, value],
+    )
     .option("--data-dir <dir>", "data directory of the embedded PostgreSQL (default .mintlens)")
     .option("--log-level <level>", "fatal, error, warn, info, debug or trace (env MINTLENS_LOG_LEVEL)")
     .action(async (contract: string, flags: RefreshFlags) => {
@@ -75,10 +82,12 @@ export function registerMetadataCommand(
       if (problems.length > 0) throw new ConfigError(problems);
       const database = parseDatabaseConfig(flags, environment.variables);
       const logger = createLogger(database.logLevel);
-      const { sql } = await openDatabase(database.databaseUrl, database.dataDir, logger, lifecycle, {
+      const databases = await openChainDatabases(database, [flags.chain], logger, lifecycle, {
         schema: "check",
         pool: COMMAND_POOL,
+        withDefault: false,
       });
+      const { sql } = databases.of(flags.chain);
       const [chain] = await sql<
         { chain_id: string }[]
       >`SELECT chain_id::text FROM chains WHERE name = ${flags.chain}`;

@@ -17,8 +17,9 @@ import { parseAllowList } from "../metadata/ssrf.ts";
 import { runMetadataWorker } from "../metadata/worker.ts";
 import type { PoolOptions, Sql } from "../store/pg/database.ts";
 import { openMetadataClient } from "../store/tables/metadata.ts";
+import { type ChainDatabases, openChainDatabases } from "./chain-databases.ts";
 import { openBlobStore } from "./open-blob-store.ts";
-import { type OpenDatabase, openDatabase, type SchemaPolicy } from "./open-database.ts";
+import type { SchemaPolicy } from "./open-database.ts";
 import type { Lifecycle } from "./shutdown.ts";
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
@@ -48,26 +49,29 @@ export function addMetadataOptions(command: Command): Command {
 /**
  * What a command that runs the workers opens first: their settings, the image cache (shared with
  * the API where one runs, so images are served from where they were stored) and the database,
- * its schema and its first pool as `open` says.
+ * its schema and its first pool as `open` says: each chain's database, and the default one when
+ * `open` asks for it.
  */
 export async function openForMetadataWorkers(
   flags: MetadataConfigInput & BlobStoreConfigInput,
   config: Config,
   environment: Environment,
   lifecycle: Lifecycle,
-  open: { schema: SchemaPolicy; pool: PoolOptions },
-): Promise<{ metadata: MetadataConfig; logger: Logger; blobs: BlobStore; database: OpenDatabase }> {
+  open: { schema: SchemaPolicy; pool: PoolOptions; withDefault: boolean },
+): Promise<{ metadata: MetadataConfig; logger: Logger; blobs: BlobStore; databases: ChainDatabases }> {
   const metadata = parseMetadataConfig(flags, environment.variables);
   const blobConfig = parseBlobStoreConfig(flags, environment.variables, join(config.dataDir, "blobs"));
   const logger = createLogger(config.logLevel);
   const blobs = await openBlobStore(blobConfig, logger, lifecycle);
-  const database = await openDatabase(config.databaseUrl, config.dataDir, logger, lifecycle, open);
-  return { metadata, logger, blobs, database };
+  const names = config.chains.map((c) => c.name);
+  const databases = await openChainDatabases(config, names, logger, lifecycle, open);
+  return { metadata, logger, blobs, databases };
 }
 
 /**
  * Runs one metadata worker per chain until `lifecycle` ends, each with a chain client of its own
- * (the indexer's requests never wait behind token URIs).
+ * (the indexer's requests never wait behind token URIs). `sql` is the database of `chains`: a
+ * command whose chains are in several databases starts the workers once per database.
  */
 export function startMetadataWorkers(options: {
   sql: Sql;

@@ -9,7 +9,10 @@ import type { Sql } from "../store/pg/database.ts";
 
 export interface RunIndexersOptions {
   config: Config;
+  /** The database of every chain not in `chainSql`. */
   sql: Sql;
+  /** Chains whose data is in a database of their own (`--database-url chain=url`), by name. */
+  chainSql?: ReadonlyMap<string, Sql>;
   logger: Logger;
   onProgress: (progress: Progress) => void;
   /** Preset rate sources each chain's node does not have, counted by kind at start. */
@@ -29,9 +32,10 @@ export interface RunIndexersOptions {
  * batches changed, until the indexer ends.
  */
 export async function runIndexers(options: RunIndexersOptions): Promise<void> {
-  const { config, sql, logger, onProgress, signal } = options;
+  const { config, logger, onProgress, signal } = options;
   const results = await Promise.allSettled(
     config.chains.map(async (chain) => {
+      const sql = options.chainSql?.get(chain.name) ?? options.sql;
       const chainLogger = logger.child({ chain: chain.name });
       const client = createChainClient({
         url: chain.rpcUrl,

@@ -4,7 +4,6 @@ import type { Environment } from "../config/environment.ts";
 import { UserFacingError } from "../core/errors.ts";
 import type { Address } from "../core/hex.ts";
 import { createLogger } from "../core/logger.ts";
-import type { Sql } from "../store/pg/database.ts";
 import { spamVerdicts } from "../store/read/spam.ts";
 import {
   clearSpamOverride,
@@ -12,12 +11,16 @@ import {
   type SpamOverride,
   setSpamOverride,
 } from "../store/tables/spam-overrides.ts";
-import { COMMAND_POOL, openDatabase } from "./open-database.ts";
+import { type ChainDatabases, openChainDatabases } from "./chain-databases.ts";
+import { COMMAND_POOL } from "./open-database.ts";
 import type { Lifecycle } from "./shutdown.ts";
+
+const collect = (value: string, previous: string[] = []) => [...previous, value];
+
 import { formatTable } from "./table.ts";
 
 interface DatabaseFlags {
-  databaseUrl?: string;
+  databaseUrl?: string[];
   dataDir?: string;
   logLevel?: string;
 }
@@ -40,28 +43,30 @@ export function registerSpamCommand(program: Command, lifecycle: Lifecycle, envi
   const withDatabase = (command: Command) =>
     command
       .option(
-        "--database-url <url>",
-        "PostgreSQL 15+ URL (env DATABASE_URL); default: the embedded PostgreSQL",
+        "--database-url <[chain=]url>",
+        "PostgreSQL 15+ URL: url for the default database, chain=url for a chain's own; repeatable (env DATABASE_URL); default: the embedded PostgreSQL",
+        collect,
       )
       .option("--data-dir <dir>", "data directory of the embedded PostgreSQL (default .mintlens)")
       .option("--log-level <level>", "fatal, error, warn, info, debug or trace (env MINTLENS_LOG_LEVEL)");
   const withContract = (command: Command) =>
     withDatabase(command).requiredOption("--chain <name>", "the chain, by the name it was indexed under");
 
-  const open = async (flags: DatabaseFlags): Promise<Sql> => {
+  /** The databases of `chains` (overrides are kept in the database of their chain), or every one configured. */
+  const open = async (flags: DatabaseFlags, chains?: readonly string[]): Promise<ChainDatabases> => {
     const config = parseDatabaseConfig(flags, environment.variables);
     const logger = createLogger(config.logLevel);
-    return (
-      await openDatabase(config.databaseUrl, config.dataDir, logger, lifecycle, {
-        schema: "check",
-        pool: COMMAND_POOL,
-      })
-    ).sql;
+    const own = Object.keys(config.chainDatabaseUrls);
+    return openChainDatabases(config, chains ?? own, logger, lifecycle, {
+      schema: "check",
+      pool: COMMAND_POOL,
+      withDefault: chains === undefined,
+    });
   };
   const target = async (contract: string, flags: ContractFlags) => {
     if (!/^0x[0-9a-fA-F]{40}$/.test(contract))
       throw new ConfigError([`contract: ${contract} is not an address`]);
-    const sql = await open(flags);
+    const { sql } = (await open(flags, [flags.chain])).of(flags.chain);
     const [chain] = await sql<{ chain_id: string }[]>`
       SELECT chain_id::text FROM chains WHERE name = ${flags.chain}`;
     if (chain === undefined) throw new UserFacingError(`chain ${flags.chain} is not in the store`);
@@ -103,13 +108,18 @@ export function registerSpamCommand(program: Command, lifecycle: Lifecycle, envi
   withDatabase(spam.command("list"))
     .description("list the decisions: chain, contract, spam or not, when, and the note")
     .action(async (flags: DatabaseFlags) => {
-      const sql = await open(flags);
-      const names = new Map(
-        (await sql<{ chain_id: string; name: string }[]>`SELECT chain_id::text, name FROM chains`).map(
-          (c) => [Number(c.chain_id), c.name],
-        ),
-      );
-      environment.stdout.write(formatOverrides(await listSpamOverrides(sql), names));
+      const databases = await open(flags);
+      const names = new Map<number, string>();
+      const overrides: SpamOverride[] = [];
+      for (const { database } of databases.groups) {
+        const { sql } = database;
+        for (const c of await sql<
+          { chain_id: string; name: string }[]
+        >`SELECT chain_id::text, name FROM chains`)
+          names.set(Number(c.chain_id), c.name);
+        overrides.push(...(await listSpamOverrides(sql)));
+      }
+      environment.stdout.write(formatOverrides(overrides, names));
     });
 }
 

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { CHAIN_PRESETS } from "./chains.ts";
+import { checkChainNames, parseDatabaseUrls } from "./database-urls.ts";
 import type { Variables } from "./environment.ts";
 
 export type ContractDiscovery = "auto" | "traces" | "receipts" | "events";
@@ -57,8 +58,10 @@ export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace";
 
 /** Where the data goes and how much is logged: what every command needs. */
 export interface DatabaseConfig {
-  /** Unset: an embedded PostgreSQL in `dataDir`. */
+  /** The default database (API keys, and every chain not given one of its own); unset: an embedded PostgreSQL in `dataDir`. */
   databaseUrl: string | undefined;
+  /** Chain name → URL of the database that holds that chain's data alone (`--database-url chain=url`). */
+  chainDatabaseUrls: Readonly<Record<string, string>>;
   dataDir: string;
   logLevel: LogLevel;
 }
@@ -86,7 +89,8 @@ export interface ConfigInput {
   rateWindow?: string[];
   rateMinDepth?: string[];
   rateJump?: string[];
-  databaseUrl?: string;
+  /** `url` (the default database) or `chain=url`, repeatable. */
+  databaseUrl?: string | string[];
   dataDir?: string;
   logLevel?: string;
   pollInterval?: string;
@@ -319,6 +323,12 @@ export function parseConfig(input: ConfigInput, env: Variables): Config {
   );
 
   const database = databaseFields(input, env, problems);
+  checkChainNames(
+    { default: database.databaseUrl, chains: database.chainDatabaseUrls },
+    chainSpecs.map((spec) => spec.split("=")[0]?.trim().toLowerCase() ?? ""),
+    "database url",
+    problems,
+  );
   if (problems.length > 0) throw new ConfigError(problems);
   return { ...database, chains, tuning, indexerPoolSize };
 }
@@ -339,17 +349,15 @@ function databaseFields(
   env: Variables,
   problems: string[],
 ): DatabaseConfig {
-  const databaseUrl = input.databaseUrl ?? env.DATABASE_URL;
-  if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
-    problems.push("database url: must be a postgres:// or postgresql:// URL");
-  }
+  const urls = parseDatabaseUrls(input.databaseUrl, env.DATABASE_URL, "database url", problems);
   const logLevel = fieldParser(problems)(
     "log level",
     z.enum(["fatal", "error", "warn", "info", "debug", "trace"]),
     input.logLevel ?? env.MINTLENS_LOG_LEVEL ?? "info",
   );
   return {
-    databaseUrl,
+    databaseUrl: urls.default,
+    chainDatabaseUrls: urls.chains,
     dataDir: input.dataDir ?? env.MINTLENS_DATA_DIR ?? ".mintlens",
     logLevel: logLevel ?? "info",
   };
