@@ -33,6 +33,8 @@ import { type ReplicaCluster, replicaClusterUnavailable, startReplicaCluster } f
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 /** Version poll (1 s) plus replication, with room for a busy machine: the target, asserted. */
 const FRESHNESS_TARGET_MS = 5_000;
+/** How long a serve process waits for a request's minBlock before refusing it. */
+const MIN_BLOCK_WAIT_MS = 3_000;
 /** Only for a hang. */
 const GIVE_UP_MS = 60_000;
 
@@ -210,6 +212,8 @@ describe("a database per chain, read through a streaming replica", { skip }, () 
           "off",
           "--api-pool-size",
           "4",
+          "--min-block-wait",
+          String(MIN_BLOCK_WAIT_MS),
         ]),
       );
     }
@@ -315,11 +319,21 @@ describe("a database per chain, read through a streaming replica", { skip }, () 
     try {
       const block = await transfer("alpha", from, to, 1n);
       await committedOnPrimary("alpha", block);
-      // The block an answer reflecting the primary's state must have reached: a request asking for
-      // at least this block, sent to a replica that has not replayed it, must wait or be refused
-      // rather than answer the older state checked below (`ownersThrough(…, { minBlock })`).
+      // A client that saw this block asks for it: a standby that has not replayed it waits its
+      // --min-block-wait and refuses, with a retry hint, rather than answer the older state.
       const primaryHeight = block;
       assert.ok(primaryHeight > 0);
+      const path = `/foundational/v1beta2/nfts/${contracts.get("alpha")}/1/owners?minBlock=${primaryHeight}`;
+      const started = Date.now();
+      const refused = await fetch(`${listeners[0]?.get("alpha")}${path}`, { headers: { "x-api-key": key } });
+      const waited = Date.now() - started;
+      assert.equal(refused.status, 503, await refused.text());
+      assert.ok(Number(refused.headers.get("retry-after")) >= 1, "a retry hint");
+      assert.ok(
+        BigInt(refused.headers.get("mintlens-block") ?? "0") < BigInt(primaryHeight),
+        "the block it holds",
+      );
+      assert.ok(waited >= MIN_BLOCK_WAIT_MS - 50, `refused after waiting ${waited} ms`);
       // Past a version poll and more: nothing replayed, so nothing changes.
       const watchUntil = Date.now() + 2_500;
       while (Date.now() < watchUntil) {
@@ -328,6 +342,11 @@ describe("a database per chain, read through a streaming replica", { skip }, () 
         }
         await sleep(100);
       }
+      // Asked again while the standby catches up: the answer waits for the block, then shows the transfer.
+      const waiting = ownersThrough(1, "alpha", 1n, { minBlock: String(primaryHeight) });
+      await sleep(100);
+      await cluster.resumeReplay();
+      assert.deepEqual(await waiting, [to], "the answer at the asked block");
     } finally {
       await cluster.resumeReplay();
     }
