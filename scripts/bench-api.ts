@@ -16,17 +16,24 @@
  *
  * Usage: npm run bench:api [-- --sales 1000000 --small 10000 --duration 10 --warmup 2
  *          --connections 32 --database-url <url> --seed mintlens --batch-rows 20000 --check
- *          --cache both|on|off --pooler --limiter --rounds 3]
+ *          --cache both|on|off --pooler --standby --limiter --rounds 3]
  * --check loads the markets and reports what the readers answer, without serving.
  * --pooler measures a few operations on the large market directly against PostgreSQL and through
  * PgBouncer in transaction mode (started here), alternately, without the answer cache: p99 and
  * API+PostgreSQL CPU per request of each (PgBouncer's own CPU is not counted).
+ * --standby measures the same few operations on a PostgreSQL 15 primary and on its streaming
+ * standby (both started here, from Debian's binaries), alternately, without the answer cache.
  * --limiter measures the rate limit's cost instead, by store (memory, Redis, PostgreSQL), in
  *   `--rounds` rounds (see bench-api/limiter.ts).
  */
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { connectDatabase } from "../src/store/pg/database.ts";
+import {
+  type ReplicaCluster,
+  replicaClusterUnavailable,
+  startReplicaCluster,
+} from "../test/support/replica.ts";
 import { type ApiProcess, createApiKey, startApi } from "./bench-api/api-process.ts";
 import { checkDataset, tableRows } from "./bench-api/check.ts";
 import { loadDataset } from "./bench-api/dataset.ts";
@@ -37,6 +44,7 @@ import { benchOperations, type Operation } from "./bench-api/operations.ts";
 import { benchPooler, poolerTable } from "./bench-api/pooler.ts";
 import { deepTable, growthTable, type SizeRun, sizeTable, TARGETS, verdicts } from "./bench-api/report.ts";
 import { type BenchServer, openBenchServer } from "./bench-api/server.ts";
+import { benchStandby, standbyTable } from "./bench-api/standby.ts";
 
 const { values: args } = parseArgs({
   options: {
@@ -51,6 +59,7 @@ const { values: args } = parseArgs({
     check: { type: "boolean", default: false },
     cache: { type: "string", default: "both" },
     pooler: { type: "boolean", default: false },
+    standby: { type: "boolean", default: false },
     limiter: { type: "boolean", default: false },
     rounds: { type: "string", default: "3" },
   },
@@ -65,7 +74,7 @@ const positive = (name: string, value: string, allowZero = false): number => {
 };
 const LARGE = positive("sales", args.sales);
 const SMALL = positive("small", args.small, true);
-const SIZES = args.pooler ? [LARGE] : SMALL > 0 && SMALL < LARGE ? [SMALL, LARGE] : [LARGE];
+const SIZES = args.pooler || args.standby ? [LARGE] : SMALL > 0 && SMALL < LARGE ? [SMALL, LARGE] : [LARGE];
 const SETTINGS = {
   duration: positive("duration", args.duration),
   warmup: positive("warmup", args.warmup, true),
@@ -84,6 +93,7 @@ const CHAIN_NAME = "bench";
 const say = (message: string) => process.stdout.write(`${message}\n`);
 
 let server: BenchServer | undefined;
+let cluster: ReplicaCluster | undefined;
 let api: ApiProcess | undefined;
 async function cleanUp(): Promise<void> {
   const running = api;
@@ -92,6 +102,9 @@ async function cleanUp(): Promise<void> {
   const opened = server;
   server = undefined;
   await opened?.stop();
+  const replicas = cluster;
+  cluster = undefined;
+  await replicas?.stop();
 }
 for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
   process.once(signal, () => {
@@ -144,10 +157,27 @@ async function benchSize(opened: BenchServer, sales: number): Promise<SizeRun[]>
     }
 
     const apiKey = await createApiKey(url, "bench");
+    // The bare route and one operation of each kind that reads the store.
+    const kinds = new Set<string>();
+    const chosen = drawn.operations.filter((o) => !kinds.has(o.kind) && kinds.add(o.kind));
+    if (cluster !== undefined) {
+      say(
+        `each operation ${SETTINGS.warmup} s of warm-up, then ${SETTINGS.duration} s with ${SETTINGS.connections} connections; on the primary | on the standby`,
+      );
+      const measured = await benchStandby({
+        cluster,
+        database: name,
+        chainName: CHAIN_NAME,
+        chainId: CHAIN_ID,
+        scratch: opened.scratch,
+        operations: chosen,
+        settings: { ...SETTINGS, apiKey, postgresPid: undefined },
+        say,
+      });
+      say(`\n${standbyTable(measured)}`);
+      return [];
+    }
     if (args.pooler) {
-      // The bare route and one operation of each kind that reads the store.
-      const kinds = new Set<string>();
-      const chosen = drawn.operations.filter((o) => !kinds.has(o.kind) && kinds.add(o.kind));
       say(
         `each operation ${SETTINGS.warmup} s of warm-up, then ${SETTINGS.duration} s with ${SETTINGS.connections} connections; direct | through PgBouncer`,
       );
@@ -210,7 +240,12 @@ async function benchSize(opened: BenchServer, sales: number): Promise<SizeRun[]>
 }
 
 async function main(): Promise<void> {
-  server = await openBenchServer(args["database-url"]);
+  if (args.standby) {
+    const unavailable = replicaClusterUnavailable();
+    if (unavailable !== undefined) throw new Error(`--standby: ${unavailable}`);
+    cluster = await startReplicaCluster();
+  }
+  server = await openBenchServer(cluster?.primaryUrl("postgres") ?? args["database-url"]);
   if (args.limiter) {
     await benchLimiter(server, { ...SETTINGS, rounds: positive("rounds", args.rounds) }, say);
     return;
