@@ -54,7 +54,16 @@ const LONGEST_FIRST = [
   "test/integration/rate-limit-shared.test.ts",
 ];
 
-const CONCURRENCY = 2;
+/**
+ * Files run at once (MINTLENS_TEST_CONCURRENCY, default 2). Many files spend much of their time
+ * waiting on anvil, timers and child processes rather than on a core.
+ */
+const CONCURRENCY = Number(process.env.MINTLENS_TEST_CONCURRENCY ?? 2);
+if (!Number.isInteger(CONCURRENCY) || CONCURRENCY < 1) {
+  throw new Error(
+    `MINTLENS_TEST_CONCURRENCY must be a positive integer, not ${process.env.MINTLENS_TEST_CONCURRENCY}`,
+  );
+}
 /** Per file: a hang fails its file instead of stalling the run. */
 const FILE_TIMEOUT_MS = 300_000;
 const SLOWEST_SHOWN = 8;
