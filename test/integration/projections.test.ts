@@ -21,6 +21,9 @@ const NOT_DERIVED: Record<string, string> = {
   spam_overrides: "the operator's spam decisions, managed from the command line",
   spam_pending: "contracts the spam job is to judge again, queued from what the indexer and the worker wrote",
   spam_state: "the spam job's progress through the blocks and documents, and when overrides last changed",
+  rate_limits: "the API's rate limit counters, when the API keeps them in this database",
+  stream_state:
+    "how far stream retention pruned the outbox, and the highest block indexed before the latest rollback",
 };
 
 let db: TestDatabase;
