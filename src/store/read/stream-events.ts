@@ -74,15 +74,13 @@ interface Bounds {
   max_id: string | null;
 }
 
-/**
- * The events after a cursor, filtered, with the cursor to read on from. Throws `StreamCursorError`
- * when the cursor was pruned or is past the newest event, and an error when the chain is unknown.
- */
-export async function readStreamEvents(
-  sql: Queryable,
-  chainId: number,
-  query: StreamQuery,
-): Promise<StreamPage> {
+interface Checked {
+  after: bigint | undefined;
+  from: bigint;
+  to: bigint;
+}
+
+function check(query: StreamQuery): Checked {
   if (!Number.isInteger(query.limit) || query.limit < 1 || query.limit > MAX_STREAM_LIMIT) {
     throw new RangeError(`limit must be 1 to ${MAX_STREAM_LIMIT}, not ${query.limit}`);
   }
@@ -93,8 +91,17 @@ export async function readStreamEvents(
   const after = query.after === "now" ? undefined : query.after;
   if (after !== undefined && after < 0n) throw new RangeError(`a cursor is never negative: ${after}`);
   const from = after === undefined ? 0n : rowOfCursor(after);
-  const to = from + BigInt(SCAN_ROWS);
+  return { after, from, to: from + BigInt(SCAN_ROWS) };
+}
 
+/**
+ * The statement of a read, unsent: `readStreamEvents` runs it, and a test can ask PostgreSQL for its
+ * plan. The head, the retention record and the newest id are one row each, by key; the rows are one
+ * range of the key, at most `SCAN_ROWS` ids long, cut at `limit` rows.
+ */
+export function streamEventsQuery(sql: Queryable, chainId: number, query: StreamQuery) {
+  const { after, from, to } = check(query);
+  const confirmations = query.confirmations;
   const conditions = [];
   const kinds = query.kinds ?? [];
   const rowKinds = [
@@ -102,13 +109,10 @@ export async function readStreamEvents(
     ...(kinds.length === 0 || kinds.includes("sale") ? [1] : []),
   ];
   if (rowKinds.length < 2) conditions.push(sql`AND e.kind = ${rowKinds[0] ?? -1}`);
-  if (query.contracts?.length)
-    conditions.push(sql`AND e.contract = ANY (${query.contracts.map(bytes)}::bytea[])`);
+  if (query.contracts?.length) conditions.push(sql`AND e.contract IN ${sql(query.contracts.map(bytes))}`);
   if (query.addresses?.length) {
     const parties = query.addresses.map(bytes);
-    conditions.push(
-      sql`AND (e.from_address = ANY (${parties}::bytea[]) OR e.to_address = ANY (${parties}::bytea[]))`,
-    );
+    conditions.push(sql`AND (e.from_address IN ${sql(parties)} OR e.to_address IN ${sql(parties)})`);
   }
   const filtered = conditions.length === 0 ? sql`` : sql`${conditions}`;
   // In confirmed mode the first standing row too shallow stops the read, whatever the filters say.
@@ -130,13 +134,27 @@ export async function readStreamEvents(
         FROM stream_events e
         WHERE e.chain_id = ${chainId} AND e.id BETWEEN ${from.toString()}::bigint AND ${to.toString()}::bigint ${match}
         ORDER BY e.id LIMIT ${query.limit}) e ON true`;
-  const rows = await sql<(Bounds & Partial<StoredStreamRow>)[]>`
+  return sql<(Bounds & Partial<StoredStreamRow>)[]>`
     SELECT h.head, st.pruned_through, st.pruned_before,
            (SELECT max(id) FROM stream_events WHERE chain_id = ${chainId}) AS max_id
            ${after === undefined ? sql`` : sql`, e.*`}
     FROM (SELECT next_block - 1 AS head FROM chains WHERE chain_id = ${chainId}) h
     LEFT JOIN stream_state st ON st.chain_id = ${chainId}
     ${range}`;
+}
+
+/**
+ * The events after a cursor, filtered, with the cursor to read on from. Throws `StreamCursorError`
+ * when the cursor was pruned or is past the newest event, and an error when the chain is unknown.
+ */
+export async function readStreamEvents(
+  sql: Queryable,
+  chainId: number,
+  query: StreamQuery,
+): Promise<StreamPage> {
+  const rows = await streamEventsQuery(sql, chainId, query);
+  const { after, from, to } = check(query);
+  const confirmations = query.confirmations;
   const first = rows[0];
   if (!first) throw new Error(`chain ${chainId} is not indexed in this store`);
   const head = Number(first.head);
@@ -181,7 +199,8 @@ function cursorBounds(b: Bounds): { oldest: bigint; latest: bigint } {
   const pruned = b.pruned_through === null ? undefined : BigInt(b.pruned_through);
   const oldest = pruned === undefined ? 0n : endOfRow(pruned);
   const maxId = b.max_id === null ? pruned : BigInt(b.max_id);
-  return { oldest, latest: maxId === undefined ? 0n : endOfRow(maxId) };
+  // An empty outbox's newest cursor is that of a row 0 that never exists.
+  return { oldest, latest: endOfRow(maxId ?? 0n) };
 }
 
 /** The newest cursor of a chain's stream: a read after it waits for events still to come. */
