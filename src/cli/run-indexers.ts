@@ -1,9 +1,11 @@
 import { createChainClient } from "../chain/client.ts";
 import type { Config } from "../config/config.ts";
+import { DEFAULT_STREAM_RETENTION_DAYS } from "../config/stream-config.ts";
 import { errorMessage, UserFacingError } from "../core/errors.ts";
 import type { Logger } from "../core/logger.ts";
 import { type Progress, runChainIndexer } from "../indexer/chain-indexer.ts";
 import { inspectContract } from "../indexer/classify/inspect.ts";
+import { runStreamRetention } from "../indexer/stream-retention.ts";
 import { runSpamJob } from "../spam/job.ts";
 import type { Sql } from "../store/pg/database.ts";
 
@@ -21,6 +23,8 @@ export interface RunIndexersOptions {
   untilBlock?: number;
   /** First wait after a failed round of a chain (default 1 s). */
   retryBaseMs?: number;
+  /** Days the live event stream keeps its events (default DEFAULT_STREAM_RETENTION_DAYS). */
+  streamRetentionDays?: number;
 }
 
 /**
@@ -29,7 +33,8 @@ export interface RunIndexersOptions {
  * logged and leaves the others running; once every chain has ended, the failures are thrown
  * together. Outages of a node or of the database never end a chain: it retries them. Beside each
  * chain's indexer runs its spam job (src/spam/job.ts), which judges the contracts the indexer's
- * batches changed, until the indexer ends.
+ * batches changed, and the stream's retention (src/indexer/stream-retention.ts), which prunes the
+ * outbox's old events, until the indexer ends.
  */
 export async function runIndexers(options: RunIndexersOptions): Promise<void> {
   const { config, logger, onProgress, signal } = options;
@@ -48,6 +53,15 @@ export async function runIndexers(options: RunIndexersOptions): Promise<void> {
       const indexed = new AbortController();
       const spam = runSpamJob(
         { sql, chainId: chain.chainId, logger: logger.child({ chain: chain.name, part: "spam" }) },
+        AbortSignal.any([signal, indexed.signal]),
+      );
+      const retention = runStreamRetention(
+        {
+          sql,
+          chainId: chain.chainId,
+          retentionDays: options.streamRetentionDays ?? DEFAULT_STREAM_RETENTION_DAYS,
+          logger: logger.child({ chain: chain.name, part: "stream" }),
+        },
         AbortSignal.any([signal, indexed.signal]),
       );
       try {
@@ -75,6 +89,7 @@ export async function runIndexers(options: RunIndexersOptions): Promise<void> {
       } finally {
         indexed.abort();
         await spam;
+        await retention;
         await client.close();
       }
     }),

@@ -5,10 +5,11 @@ import { ConfigError, parseConfig } from "../config/config.ts";
 import { checkReadUrls, parseDatabaseUrls } from "../config/database-urls.ts";
 import type { Environment } from "../config/environment.ts";
 import { parseDatabasePooler, requireDirectDatabase } from "../config/pooler-config.ts";
+import { parseStreamRetention } from "../config/stream-config.ts";
 import { ensureChain } from "../store/tables/chain-state.ts";
 import { addApiOptions, serveApi } from "./api-runner.ts";
 import { chainPools, openApiPools, urlsOf } from "./chain-databases.ts";
-import { addCommonOptions } from "./index-command.ts";
+import { addCommonOptions, STREAM_RETENTION_FLAG, STREAM_RETENTION_HELP } from "./index-command.ts";
 import { addMetadataOptions, openForMetadataWorkers, startMetadataWorkers } from "./metadata-runner.ts";
 import { apiPool, indexerPool } from "./open-database.ts";
 import { createProgressDisplay } from "./progress.ts";
@@ -32,9 +33,11 @@ export function registerStartCommand(program: Command, lifecycle: Lifecycle, env
       "a streaming replica the API reads from while the indexers write to the primary: url for the default database's, chain=url for a chain's own; repeatable (env MINTLENS_READ_DATABASE_URL)",
       collect,
     )
+    .option(STREAM_RETENTION_FLAG, STREAM_RETENTION_HELP)
     .action(async (flags) => {
       requireDirectDatabase("mintlens start", parseDatabasePooler({}, environment.variables));
       const config = parseConfig(flags, environment.variables);
+      const streamRetentionDays = parseStreamRetention(flags, environment.variables);
       const names = config.chains.map((c) => c.name);
       const problems: string[] = [];
       const read = parseDatabaseUrls(
@@ -119,6 +122,7 @@ export function registerStartCommand(program: Command, lifecycle: Lifecycle, env
         },
         onRateSourcesLeftOut: metrics.setRateSourcesLeftOut,
         signal: lifecycle.signal,
+        streamRetentionDays,
       });
       if (lifecycle.signal.aborted) logger.info("stopped on request");
     });

@@ -10,6 +10,7 @@ import { after, before, describe, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { generateHistory, historyGenesisTimestamp } from "../../src/demo/activity.ts";
 import { type Anvil, startAnvil } from "../../src/devchain/anvil.ts";
+import { pruneStreamPass } from "../../src/indexer/stream-retention.ts";
 import type { Sql } from "../../src/store/pg/database.ts";
 import { toHex } from "../../src/store/pg/database.ts";
 import {
@@ -298,6 +299,10 @@ describe("the outbox on a reorganising chain", () => {
       SELECT count(*) AS n, min(id) AS min FROM stream_events WHERE chain_id = ${CHAIN_ID}`;
     assert.ok(pruned > 0 && Number(left?.n) > 0, `pruned ${pruned}, kept ${left?.n}`);
     assert.equal(pruned + Number(left?.n), total);
+
+    // The job's pass: with the retention longer than the chain's age nothing goes.
+    const newest = before.getTime();
+    assert.equal(await pruneStreamPass(db.sql, CHAIN_ID, 1, { now: new Date(newest + 3_600_000) }), 0);
 
     const oldest = (BigInt(left?.min ?? 0) - 1n) * 4n + 3n;
     await assert.rejects(
