@@ -39,6 +39,9 @@ export async function runStreamRetention(
   options: { sql: Sql; chainId: number; retentionDays: number; logger: Logger; intervalMs?: number },
   signal: AbortSignal,
 ): Promise<void> {
+  const interval = options.intervalMs ?? RETENTION_INTERVAL_MS;
+  // The first pass an interval after the start: a short run (a backfill to a block) prunes nothing.
+  await sleep(interval, undefined, { signal }).catch(() => {});
   while (!signal.aborted) {
     try {
       const pruned = await pruneStreamPass(options.sql, options.chainId, options.retentionDays, { signal });
@@ -47,6 +50,6 @@ export async function runStreamRetention(
       if (signal.aborted) return;
       options.logger.warn(`pruning the stream's events failed: ${errorMessage(error)}; trying again`);
     }
-    await sleep(options.intervalMs ?? RETENTION_INTERVAL_MS, undefined, { signal }).catch(() => {});
+    await sleep(interval, undefined, { signal }).catch(() => {});
   }
 }

@@ -8,9 +8,10 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
+import { silentLogger } from "../../src/core/logger.ts";
 import { generateHistory, historyGenesisTimestamp } from "../../src/demo/activity.ts";
 import { type Anvil, startAnvil } from "../../src/devchain/anvil.ts";
-import { pruneStreamPass } from "../../src/indexer/stream-retention.ts";
+import { pruneStreamPass, runStreamRetention } from "../../src/indexer/stream-retention.ts";
 import type { Sql } from "../../src/store/pg/database.ts";
 import { toHex } from "../../src/store/pg/database.ts";
 import {
@@ -19,7 +20,8 @@ import {
   StreamCursorError,
   streamEventsQuery,
 } from "../../src/store/read/stream-events.ts";
-import { pruneStream } from "../../src/store/tables/stream-events.ts";
+import type { SaleRow } from "../../src/store/tables/sales.ts";
+import { encodeStreamTrades, pruneStream, streamStatements } from "../../src/store/tables/stream-events.ts";
 import { createTestDatabase, stopTestServer, type TestDatabase } from "../support/database.ts";
 import { indexUntil } from "../support/indexing.ts";
 import { runPlan } from "../support/plans.ts";
@@ -321,5 +323,72 @@ describe("the outbox on a reorganising chain", () => {
       readStreamEvents(db.sql, CHAIN_ID, { after: latest + 1n, limit: 10 }),
       (error: unknown) => error instanceof StreamCursorError && error.reason === "ahead",
     );
+  });
+
+  test("the retention job beside the indexer prunes everything old; the next rows are numbered on from where it pruned", async () => {
+    const [before] = await db.sql<{ max: string }[]>`
+      SELECT max(id) AS max FROM stream_events WHERE chain_id = ${CHAIN_ID}`;
+    const latest = (await readStreamEvents(db.sql, CHAIN_ID, { after: "now", limit: 1 })).next;
+    const stop = new AbortController();
+    // A retention of a minute: every event of the chain, weeks old, is past it.
+    const job = runStreamRetention(
+      { sql: db.sql, chainId: CHAIN_ID, retentionDays: 1 / 1440, logger: silentLogger(), intervalMs: 20 },
+      stop.signal,
+    );
+    try {
+      await until("the job prunes every row", async () => {
+        const [row] = await db.sql<{ n: string }[]>`
+          SELECT count(*) AS n FROM stream_events WHERE chain_id = ${CHAIN_ID}`;
+        return Number(row?.n) === 0;
+      });
+    } finally {
+      stop.abort();
+      await job;
+    }
+    const empty = await readStreamEvents(db.sql, CHAIN_ID, { after: latest, limit: 10 });
+    assert.deepEqual([empty.events, empty.next], [[], latest], "the newest cursor stays where it was");
+
+    const time = Math.floor(Date.now() / 1000);
+    const trade: SaleRow = {
+      contract: `0x${"0c".repeat(20)}`,
+      tokenId: 1n,
+      blockNumber: 10_000_000,
+      logIndex: 0,
+      seq: 0,
+      seller: `0x${"a1".repeat(20)}`,
+      buyer: `0x${"b2".repeat(20)}`,
+      txHash: `0x${"11".repeat(32)}`,
+      txIndex: 0,
+      time,
+      kind: "sale",
+      quantity: 1n,
+      nativePaid: 5n,
+      fungiblePaid: 0n,
+      totalNative: 5n,
+      totalUsd: undefined,
+      attributedBy: "market_event",
+      market: "blur",
+      flags: [],
+      payments: [],
+    };
+    const encoded = encodeStreamTrades([trade]);
+    for (const statement of streamStatements(
+      db.sql,
+      CHAIN_ID,
+      { from: 10_000_000, to: 10_000_000 },
+      0,
+      encoded,
+    )) {
+      await statement;
+    }
+    const page = await readStreamEvents(db.sql, CHAIN_ID, { after: latest, limit: 10 });
+    assert.equal(page.events.length, 1);
+    assert.equal(
+      page.events[0]?.cursor,
+      (BigInt(before?.max ?? 0) + 1n) * 4n,
+      "numbered on from the last row pruned",
+    );
+    assert.ok(page.events[0]?.kind === "sale" && page.events[0].labels.includes("LABEL_MARKETPLACE_BLUR"));
+    await db.sql`DELETE FROM stream_events WHERE chain_id = ${CHAIN_ID} AND block_number = 10000000`;
   });
 });

@@ -12,7 +12,7 @@ import { defineProjection, need } from "./projection.ts";
  * after a crash or a reorganisation numbers them differently, and keeps the rows it took back.
  */
 const STANDING = `
-  SELECT block_number, log_index, seq, kind, contract, token_id, from_address, to_address, amount, tx_hash,
+  SELECT chain_id, block_number, log_index, seq, kind, contract, token_id, from_address, to_address, amount, tx_hash,
          block_time, standard, trade
   FROM stream_events WHERE retracts IS NULL AND rollback_peak IS NULL
   ORDER BY chain_id, block_number, log_index, seq, kind, from_address`;
