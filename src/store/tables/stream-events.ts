@@ -136,20 +136,22 @@ export function streamStatements(
  * row of a block at or below it (retracted or not), and the walk back along the key stops there.
  */
 export async function retractAfter(tx: Queryable, chainId: number, ancestor: number): Promise<number> {
+  // Found first, and given to the next statement as a constant: the walk back is then one range of
+  // the key, whatever the planner would make of a join.
+  const [floor] = await tx<{ id: string }[]>`
+    SELECT id FROM stream_events
+    WHERE chain_id = ${chainId} AND block_number <= ${ancestor} AND retracts IS NULL
+    ORDER BY id DESC LIMIT 1`;
   const [row] = await tx<{ retracted: string }[]>`
-    WITH floor AS (
-      SELECT coalesce((SELECT id FROM stream_events
-                       WHERE chain_id = ${chainId} AND block_number <= ${ancestor} AND retracts IS NULL
-                       ORDER BY id DESC LIMIT 1), 0) AS id),
-    peak AS (
+    WITH peak AS (
       INSERT INTO stream_state (chain_id, peak_block)
       SELECT ${chainId}, next_block - 1 FROM chains WHERE chain_id = ${chainId}
       ON CONFLICT (chain_id) DO UPDATE SET peak_block = greatest(stream_state.peak_block, excluded.peak_block)
       RETURNING peak_block),
     orphaned AS (
       UPDATE stream_events e SET rollback_peak = peak.peak_block
-      FROM floor, peak
-      WHERE e.chain_id = ${chainId} AND e.id > floor.id AND e.block_number > ${ancestor}
+      FROM peak
+      WHERE e.chain_id = ${chainId} AND e.id > ${floor?.id ?? "0"}::bigint AND e.block_number > ${ancestor}
         AND e.retracts IS NULL AND e.rollback_peak IS NULL
       RETURNING e.*),
     written AS (
