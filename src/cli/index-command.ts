@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import { type Config, ConfigError, parseConfig } from "../config/config.ts";
 import type { Environment } from "../config/environment.ts";
 import { parseDatabasePooler, requireDirectDatabase } from "../config/pooler-config.ts";
-import { DEFAULT_STREAM_RETENTION_DAYS, parseStreamRetention } from "../config/stream-config.ts";
+import { DEFAULT_STREAM_RETENTION_DAYS } from "../config/stream-config.ts";
 import { createLogger } from "../core/logger.ts";
 import { chainPools, openChainDatabases } from "./chain-databases.ts";
 import { indexerPool } from "./open-database.ts";
@@ -92,12 +92,11 @@ export function registerIndexCommand(program: Command, lifecycle: Lifecycle, env
     .action(async (flags) => {
       requireDirectDatabase("mintlens index", parseDatabasePooler({}, environment.variables));
       const config = parseConfig(flags, environment.variables);
-      const streamRetentionDays = parseStreamRetention(flags, environment.variables);
       const stopAt = flags.stopAt === undefined ? undefined : Number(flags.stopAt);
       if (stopAt !== undefined && !Number.isSafeInteger(stopAt)) {
         throw new ConfigError([`stop at: ${flags.stopAt} is not a block number`]);
       }
-      await runIndexCommand(config, lifecycle, environment, stopAt, streamRetentionDays);
+      await runIndexCommand(config, lifecycle, environment, stopAt);
     });
 }
 
@@ -106,7 +105,6 @@ export async function runIndexCommand(
   lifecycle: Lifecycle,
   environment: Environment,
   stopAt?: number,
-  streamRetentionDays?: number,
 ): Promise<void> {
   const logger = createLogger(config.logLevel);
   const names = config.chains.map((c) => c.name);
@@ -126,7 +124,6 @@ export async function runIndexCommand(
     onProgress: display.update,
     signal: lifecycle.signal,
     ...(stopAt !== undefined ? { untilBlock: stopAt } : {}),
-    ...(streamRetentionDays !== undefined ? { streamRetentionDays } : {}),
   });
   if (lifecycle.signal.aborted) logger.info("stopped on request");
 }

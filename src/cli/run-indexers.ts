@@ -1,6 +1,5 @@
 import { createChainClient } from "../chain/client.ts";
 import type { Config } from "../config/config.ts";
-import { DEFAULT_STREAM_RETENTION_DAYS } from "../config/stream-config.ts";
 import { errorMessage, UserFacingError } from "../core/errors.ts";
 import type { Logger } from "../core/logger.ts";
 import { type Progress, runChainIndexer } from "../indexer/chain-indexer.ts";
@@ -23,8 +22,6 @@ export interface RunIndexersOptions {
   untilBlock?: number;
   /** First wait after a failed round of a chain (default 1 s). */
   retryBaseMs?: number;
-  /** Days the live event stream keeps its events (default DEFAULT_STREAM_RETENTION_DAYS). */
-  streamRetentionDays?: number;
 }
 
 /**
@@ -59,7 +56,7 @@ export async function runIndexers(options: RunIndexersOptions): Promise<void> {
         {
           sql,
           chainId: chain.chainId,
-          retentionDays: options.streamRetentionDays ?? DEFAULT_STREAM_RETENTION_DAYS,
+          retentionDays: config.streamRetentionDays,
           logger: logger.child({ chain: chain.name, part: "stream" }),
         },
         AbortSignal.any([signal, indexed.signal]),

@@ -5,7 +5,6 @@ import { ConfigError, parseConfig } from "../config/config.ts";
 import { checkReadUrls, parseDatabaseUrls } from "../config/database-urls.ts";
 import type { Environment } from "../config/environment.ts";
 import { parseDatabasePooler, requireDirectDatabase } from "../config/pooler-config.ts";
-import { parseStreamRetention } from "../config/stream-config.ts";
 import { ensureChain } from "../store/tables/chain-state.ts";
 import { addApiOptions, serveApi } from "./api-runner.ts";
 import { chainPools, openApiPools, urlsOf } from "./chain-databases.ts";
@@ -37,7 +36,6 @@ export function registerStartCommand(program: Command, lifecycle: Lifecycle, env
     .action(async (flags) => {
       requireDirectDatabase("mintlens start", parseDatabasePooler({}, environment.variables));
       const config = parseConfig(flags, environment.variables);
-      const streamRetentionDays = parseStreamRetention(flags, environment.variables);
       const names = config.chains.map((c) => c.name);
       const problems: string[] = [];
       const read = parseDatabaseUrls(
@@ -122,7 +120,6 @@ export function registerStartCommand(program: Command, lifecycle: Lifecycle, env
         },
         onRateSourcesLeftOut: metrics.setRateSourcesLeftOut,
         signal: lifecycle.signal,
-        streamRetentionDays,
       });
       if (lifecycle.signal.aborted) logger.info("stopped on request");
     });
