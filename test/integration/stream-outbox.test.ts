@@ -30,6 +30,8 @@ import { StreamConsumer } from "../support/stream-consumer.ts";
 const CHAIN_ID = 31337;
 /** Deeper than any reorganisation below: a consumer this far behind the head never sees one. */
 const CONFIRMATIONS = 40;
+/** Shallower than every reorganisation below. */
+const SHALLOW = 2;
 
 async function rpc<T>(url: string, method: string, params: unknown[] = []): Promise<T> {
   const response = await fetch(url, {
@@ -112,6 +114,8 @@ describe("the outbox on a reorganising chain", () => {
     await until("the indexer registers the chain", async () => (await nextBlock(db.sql)) > 0);
     const live = poll(db.sql, undefined, 37);
     const confirmed = poll(db.sql, CONFIRMATIONS, 53);
+    // Confirmed, but shallower than the reorganisations: it hears of them.
+    const shallow = poll(db.sql, SHALLOW, 41);
     const caughtUp = async () => {
       const head = Number(await rpc<string>(anvil.url, "eth_blockNumber"));
       await until(`the indexer reaches block ${head}`, async () => (await nextBlock(db.sql)) > head);
@@ -146,12 +150,21 @@ describe("the outbox on a reorganising chain", () => {
         });
         return page.events.length === 0;
       });
+      await until("the shallow consumer reaches its depth", async () => {
+        const page = await readStreamEvents(db.sql, CHAIN_ID, {
+          after: shallow.cursor(),
+          limit: 1,
+          confirmations: SHALLOW,
+        });
+        return page.events.length === 0;
+      });
       assert.ok(retractedBlocks > 0);
     } finally {
       indexing.abort();
       await indexer.catch(() => {});
       await live.stop();
       await confirmed.stop();
+      await shallow.stop();
     }
 
     // Retractions were sent for both reorganisations, and the live consumer holds the store's truth.
@@ -219,6 +232,19 @@ describe("the outbox on a reorganising chain", () => {
     assert.deepEqual(
       confirmed.consumer.seen.map((e) => e.cursor),
       standing.map((e) => e.cursor),
+    );
+
+    // The shallow confirmed consumer was told of the reorganisations, of exactly the events it had
+    // been sent, and ends with the standing events at its depth.
+    assert.ok(
+      shallow.consumer.seen.some((e) => e.kind === "retraction"),
+      "a reorganisation deeper than its depth reached it",
+    );
+    assert.equal(shallow.consumer.ignored, 0, "it is sent a retraction only of what it was sent");
+    assert.equal(live.consumer.ignored, 0);
+    assert.deepEqual(
+      [...shallow.consumer.applied.keys()],
+      [...live.consumer.applied.values()].filter((e) => e.blockNumber <= head - SHALLOW).map((e) => e.cursor),
     );
   });
 

@@ -13,6 +13,8 @@ export class StreamConsumer {
   readonly applied = new Map<bigint, OriginalEvent>();
   /** Every event seen, in the order seen. */
   readonly seen: StreamEvent[] = [];
+  /** Retractions of events this consumer never applied. */
+  ignored = 0;
   last = -1n;
 
   apply(events: readonly StreamEvent[]): void {
@@ -22,7 +24,10 @@ export class StreamConsumer {
       this.last = event.cursor;
       this.seen.push(event);
       if (event.kind === "retraction") {
-        if (!this.applied.has(event.retracted.cursor)) continue;
+        if (!this.applied.has(event.retracted.cursor)) {
+          this.ignored++;
+          continue;
+        }
         this.applied.delete(event.retracted.cursor);
         this.change(event.retracted, -1n);
       } else {
