@@ -13,8 +13,12 @@
  * chain is indexed into a fresh database with every index, and into another from which the indexes
  * named by --indexes were dropped after migrating, --runs times each (alternating which goes
  * first), and the CPU per NFT event of both is compared.
+ * With --compare-outbox it measures what the live event stream's outbox costs the indexer the same
+ * way: each chain indexed with the outbox written and without it (the indexer's `stream: false`),
+ * --runs times each, alternating, against a target of 1.15× the CPU per NFT event.
  * Usage: npm run bench:ingest [-- --chain plain|sales|both --events 200000 --sales 50000 --fresh]
  *        npm run bench:ingest -- --compare-indexes [--indexes a,b --runs 3 --chain ...]
+ *        npm run bench:ingest -- --compare-outbox [--runs 3 --chain ...]
  */
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -61,6 +65,7 @@ const { values: args } = parseArgs({
     sales: { type: "string", default: "50000" },
     fresh: { type: "boolean", default: false },
     "compare-indexes": { type: "boolean", default: false },
+    "compare-outbox": { type: "boolean", default: false },
     indexes: { type: "string", default: DEFAULT_INDEXES.join(",") },
     runs: { type: "string", default: "3" },
   },
@@ -346,6 +351,7 @@ async function indexChain(
   rpcUrl: string,
   head: number,
   cpuOf: () => CpuSample,
+  options: { stream?: boolean } = {},
 ): Promise<{ seconds: number; cpu: CpuSample }> {
   const cpuStart = cpuOf();
   const started = performance.now();
@@ -367,6 +373,7 @@ async function indexChain(
       inspect: (address, emitted) => inspectContract(client, address, emitted),
       untilBlock: head,
       targetEventsPerBatch: TARGET_EVENTS_PER_BATCH,
+      ...(options.stream === false ? { stream: false } : {}),
     },
     AbortSignal.timeout(1_800_000),
   );
@@ -476,7 +483,7 @@ async function dropIndexes(sql: Sql, names: readonly string[]): Promise<void> {
   }
 }
 
-/** CPU seconds per NFT event of indexing one chain into a fresh database, with or without the indexes. */
+/** CPU seconds per NFT event of indexing one chain into a fresh database, with or without the part measured. */
 interface IndexRun {
   dropped: boolean;
   seconds: number;
@@ -489,6 +496,41 @@ interface IndexRun {
  * alternating order so that a machine that gets busier or quieter weighs on both alike.
  */
 async function compareIndexes(spec: ChainSpec, server: Server): Promise<IndexRun[]> {
+  return compareRuns(spec, server, INDEX_COMPARISON);
+}
+
+/** What a comparison takes away from the indexing it measures, and how it tells its runs apart. */
+interface Comparison {
+  /** Readies a fresh database for a run without the part (dropped indexes), if it needs to. */
+  prepare: (sql: Sql) => Promise<void>;
+  /** Indexer options of a run without the part. */
+  without: { stream?: boolean };
+  withLabel: string;
+  withoutLabel: string;
+  target: number;
+}
+
+const INDEX_COMPARISON: Comparison = {
+  prepare: (sql) => dropIndexes(sql, DROPPED),
+  without: {},
+  withLabel: "with every index",
+  withoutLabel: "without the indexes",
+  target: 1.2,
+};
+
+const OUTBOX_COMPARISON: Comparison = {
+  prepare: async () => {},
+  without: { stream: false },
+  withLabel: "with the outbox",
+  withoutLabel: "without the outbox",
+  target: 1.15,
+};
+
+/**
+ * Indexes one chain `RUNS` times with the part measured and as many times without it, in alternating
+ * order so that a machine that gets busier or quieter weighs on both alike.
+ */
+async function compareRuns(spec: ChainSpec, server: Server, comparison: Comparison): Promise<IndexRun[]> {
   const { anvil, meta } = await startCachedChain(spec);
   const client = createChainClient({
     url: anvil.url,
@@ -507,12 +549,19 @@ async function compareIndexes(spec: ChainSpec, server: Server): Promise<IndexRun
       for (const dropped of run % 2 === 0 ? [false, true] : [true, false]) {
         const sql = await freshDatabase(server);
         try {
-          if (dropped) await dropIndexes(sql, DROPPED);
-          const { seconds, cpu } = await indexChain(sql, client, anvil.url, meta.head, cpuOf);
+          if (dropped) await comparison.prepare(sql);
+          const { seconds, cpu } = await indexChain(
+            sql,
+            client,
+            anvil.url,
+            meta.head,
+            cpuOf,
+            dropped ? comparison.without : {},
+          );
           runs.push({ dropped, seconds, cpu, events: meta.events });
           const perThousand = ((cpu.node + cpu.postgres) * 1000) / meta.events;
           say(
-            `[${spec.name}] run ${run + 1} ${dropped ? "without the indexes" : "with every index  "}: ` +
+            `[${spec.name}] run ${run + 1} ${(dropped ? comparison.withoutLabel : comparison.withLabel).padEnd(20)}: ` +
               `${seconds.toFixed(2)} s, ${Math.round(meta.events / seconds)} events/s, ` +
               `node ${((cpu.node * 1000) / meta.events).toFixed(3)} + postgres ${((cpu.postgres * 1000) / meta.events).toFixed(3)} ` +
               `= ${perThousand.toFixed(3)} CPU s per 1,000 NFT events`,
@@ -546,10 +595,13 @@ function median(xs: readonly number[]): number {
     : ((sorted[n / 2 - 1] as number) + (sorted[n / 2] as number)) / 2;
 }
 
-/** Most the CPU per event with the indexes may be over the CPU without them. */
-const INDEX_COST_TARGET = 1.2;
-
-function reportIndexCost(name: string, runs: readonly IndexRun[], external: boolean): void {
+/** The runs of a comparison, side by side, and whether the part costs at most its target. */
+function reportCost(
+  name: string,
+  runs: readonly IndexRun[],
+  external: boolean,
+  comparison: Comparison,
+): void {
   const of = (dropped: boolean) => runs.filter((r) => r.dropped === dropped);
   const perThousand = (pick: (r: IndexRun) => number) => (r: IndexRun) => (pick(r) * 1000) / r.events;
   const total = perThousand((r) => r.cpu.node + r.cpu.postgres);
@@ -559,7 +611,7 @@ function reportIndexCost(name: string, runs: readonly IndexRun[], external: bool
   say(
     `[${name}] ${with_.length} runs each; CPU s per 1,000 NFT events, median (range)${external ? ", PostgreSQL not measured (external server)" : ""}:`,
   );
-  say("| | with every index | without the indexes |");
+  say(`| | ${comparison.withLabel} | ${comparison.withoutLabel} |`);
   say("|---|---:|---:|");
   for (const [label, pick] of [
     ["this process", perThousand((r) => r.cpu.node)],
@@ -575,7 +627,7 @@ function reportIndexCost(name: string, runs: readonly IndexRun[], external: bool
   const ratio = median(with_.map(total)) / median(without.map(total));
   say(
     `[${name}] with / without: ${ratio.toFixed(3)}× the CPU per event (medians; each pair's ratio ${spread(ratios, 3)}); ` +
-      `target ≤ ${INDEX_COST_TARGET}×: ${ratio <= INDEX_COST_TARGET ? "PASS" : "FAIL"}`,
+      `target ≤ ${comparison.target}×: ${ratio <= comparison.target ? "PASS" : "FAIL"}`,
   );
 }
 
@@ -594,7 +646,22 @@ async function main(): Promise<void> {
     } finally {
       await server.stop();
     }
-    for (const [name, runs] of compared) reportIndexCost(name, runs, server.postmasterPid === undefined);
+    for (const [name, runs] of compared) {
+      reportCost(name, runs, server.postmasterPid === undefined, INDEX_COMPARISON);
+    }
+    return;
+  }
+  if (args["compare-outbox"]) {
+    say(`comparing indexing with the stream's outbox against indexing without it; ${RUNS} runs each`);
+    const compared = new Map<string, IndexRun[]>();
+    try {
+      for (const spec of specs) compared.set(spec.name, await compareRuns(spec, server, OUTBOX_COMPARISON));
+    } finally {
+      await server.stop();
+    }
+    for (const [name, runs] of compared) {
+      reportCost(name, runs, server.postmasterPid === undefined, OUTBOX_COMPARISON);
+    }
     return;
   }
   const results = new Map<string, Measured>();

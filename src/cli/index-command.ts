@@ -2,6 +2,7 @@ import type { Command } from "commander";
 import { type Config, ConfigError, parseConfig } from "../config/config.ts";
 import type { Environment } from "../config/environment.ts";
 import { parseDatabasePooler, requireDirectDatabase } from "../config/pooler-config.ts";
+import { DEFAULT_STREAM_RETENTION_DAYS } from "../config/stream-config.ts";
 import { createLogger } from "../core/logger.ts";
 import { chainPools, openChainDatabases } from "./chain-databases.ts";
 import { indexerPool } from "./open-database.ts";
@@ -10,6 +11,10 @@ import { runIndexers } from "./run-indexers.ts";
 import type { Lifecycle } from "./shutdown.ts";
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
+
+/** The stream's retention, a flag of the commands that run indexers (`index` and `start`). */
+export const STREAM_RETENTION_FLAG = "--stream-retention <days>";
+export const STREAM_RETENTION_HELP = `days the live event stream keeps its events; fractions allowed (env MINTLENS_STREAM_RETENTION, default ${DEFAULT_STREAM_RETENTION_DAYS})`;
 
 /** Options every command that connects to chains and the database shares. */
 export function addCommonOptions(command: Command): Command {
@@ -83,6 +88,7 @@ export function registerIndexCommand(program: Command, lifecycle: Lifecycle, env
   addCommonOptions(program.command("index"))
     .description("index chains into PostgreSQL: backfill to the head, then follow it")
     .option("--stop-at <block>", "exit once this block is indexed instead of following the head")
+    .option(STREAM_RETENTION_FLAG, STREAM_RETENTION_HELP)
     .action(async (flags) => {
       requireDirectDatabase("mintlens index", parseDatabasePooler({}, environment.variables));
       const config = parseConfig(flags, environment.variables);

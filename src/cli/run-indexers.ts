@@ -4,6 +4,7 @@ import { errorMessage, UserFacingError } from "../core/errors.ts";
 import type { Logger } from "../core/logger.ts";
 import { type Progress, runChainIndexer } from "../indexer/chain-indexer.ts";
 import { inspectContract } from "../indexer/classify/inspect.ts";
+import { runStreamRetention } from "../indexer/stream-retention.ts";
 import { runSpamJob } from "../spam/job.ts";
 import type { Sql } from "../store/pg/database.ts";
 
@@ -29,7 +30,8 @@ export interface RunIndexersOptions {
  * logged and leaves the others running; once every chain has ended, the failures are thrown
  * together. Outages of a node or of the database never end a chain: it retries them. Beside each
  * chain's indexer runs its spam job (src/spam/job.ts), which judges the contracts the indexer's
- * batches changed, until the indexer ends.
+ * batches changed, and the stream's retention (src/indexer/stream-retention.ts), which prunes the
+ * outbox's old events, until the indexer ends.
  */
 export async function runIndexers(options: RunIndexersOptions): Promise<void> {
   const { config, logger, onProgress, signal } = options;
@@ -48,6 +50,15 @@ export async function runIndexers(options: RunIndexersOptions): Promise<void> {
       const indexed = new AbortController();
       const spam = runSpamJob(
         { sql, chainId: chain.chainId, logger: logger.child({ chain: chain.name, part: "spam" }) },
+        AbortSignal.any([signal, indexed.signal]),
+      );
+      const retention = runStreamRetention(
+        {
+          sql,
+          chainId: chain.chainId,
+          retentionDays: config.streamRetentionDays,
+          logger: logger.child({ chain: chain.name, part: "stream" }),
+        },
         AbortSignal.any([signal, indexed.signal]),
       );
       try {
@@ -75,6 +86,7 @@ export async function runIndexers(options: RunIndexersOptions): Promise<void> {
       } finally {
         indexed.abort();
         await spam;
+        await retention;
         await client.close();
       }
     }),

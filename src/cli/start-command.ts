@@ -8,7 +8,7 @@ import { parseDatabasePooler, requireDirectDatabase } from "../config/pooler-con
 import { ensureChain } from "../store/tables/chain-state.ts";
 import { addApiOptions, serveApi } from "./api-runner.ts";
 import { chainPools, openApiPools, urlsOf } from "./chain-databases.ts";
-import { addCommonOptions } from "./index-command.ts";
+import { addCommonOptions, STREAM_RETENTION_FLAG, STREAM_RETENTION_HELP } from "./index-command.ts";
 import { addMetadataOptions, openForMetadataWorkers, startMetadataWorkers } from "./metadata-runner.ts";
 import { apiPool, indexerPool } from "./open-database.ts";
 import { createProgressDisplay } from "./progress.ts";
@@ -32,6 +32,7 @@ export function registerStartCommand(program: Command, lifecycle: Lifecycle, env
       "a streaming replica the API reads from while the indexers write to the primary: url for the default database's, chain=url for a chain's own; repeatable (env MINTLENS_READ_DATABASE_URL)",
       collect,
     )
+    .option(STREAM_RETENTION_FLAG, STREAM_RETENTION_HELP)
     .action(async (flags) => {
       requireDirectDatabase("mintlens start", parseDatabasePooler({}, environment.variables));
       const config = parseConfig(flags, environment.variables);

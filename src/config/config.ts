@@ -2,6 +2,7 @@ import { z } from "zod";
 import { CHAIN_PRESETS } from "./chains.ts";
 import { checkChainNames, parseDatabaseUrls } from "./database-urls.ts";
 import type { Variables } from "./environment.ts";
+import { parseStreamRetention } from "./stream-config.ts";
 
 export type ContractDiscovery = "auto" | "traces" | "receipts" | "events";
 
@@ -71,6 +72,8 @@ export interface Config extends DatabaseConfig {
   tuning: IndexerTuning;
   /** Connections the indexers read through (each chain also writes through one of its own). */
   indexerPoolSize: number;
+  /** Days the live event stream keeps its events (see stream-config.ts). */
+  streamRetentionDays: number;
 }
 
 /** Raw values as they come from flags; a per-chain value is `N` (every chain) or `name=N`. */
@@ -101,6 +104,8 @@ export interface ConfigInput {
   rpcRetries?: string;
   maxLogRange?: string;
   indexerPoolSize?: string;
+  /** Days of the live event stream kept (`index` and `start`). */
+  streamRetention?: string;
 }
 
 export class ConfigError extends Error {
@@ -329,8 +334,9 @@ export function parseConfig(input: ConfigInput, env: Variables): Config {
     "database url",
     problems,
   );
+  const streamRetentionDays = parseStreamRetention(input, env, problems);
   if (problems.length > 0) throw new ConfigError(problems);
-  return { ...database, chains, tuning, indexerPoolSize };
+  return { ...database, chains, tuning, indexerPoolSize, streamRetentionDays };
 }
 
 /** The database and logging part of the configuration alone, for commands that index nothing. */

@@ -77,6 +77,8 @@ export interface ChainIndexerOptions {
   historyChunkBlocks?: number;
   /** Preset rate sources the node does not have, by kind (pool, usd_token, pegged_token), once at start. */
   onRateSourcesLeftOut?: (chain: string, counts: Record<LeftOut["kind"], number>) => void;
+  /** Whether the outbox of the live event stream is written (default true; off only to measure its cost). */
+  stream?: boolean;
 }
 
 const MAX_OUTAGE_BACKOFF_MS = 60_000;
@@ -266,6 +268,7 @@ class ChainIndexer {
       chainId: chain.chainId,
       projections: createProjections({
         rates: this.rateConfig,
+        ...(options.stream === false ? { stream: false } : {}),
         // The funder rule's memory is read back with the reader the batches use, so a resume sees
         // the flows a batch would have carried.
         readFlows: async (from, to) => {

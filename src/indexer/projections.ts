@@ -18,6 +18,7 @@ import { punkBidsProjection } from "./projections/punk-bids.ts";
 import { punkOffersProjection } from "./projections/punk-offers.ts";
 import { bucketsProjection, daysProjection, rankingsProjection } from "./projections/rollups.ts";
 import { createSalesProjection } from "./projections/sales.ts";
+import { streamProjection } from "./projections/stream.ts";
 import { tokensProjection } from "./projections/tokens.ts";
 import { transfersProjection } from "./projections/transfers.ts";
 import { verdictsProjection } from "./projections/verdicts.ts";
@@ -29,6 +30,11 @@ export interface ProjectionsConfig {
   saleMemoryLimit?: number;
   /** Reads value flows back from the node on a resume, for the funder rule (see projections/sales.ts). */
   readFlows?: FlowReader;
+  /**
+   * Whether the outbox of the live event stream is written (default true). Without it the streams
+   * have nothing to send: it is off only to measure what the outbox costs.
+   */
+  stream?: boolean;
 }
 
 export function createProjections(config: ProjectionsConfig): readonly AnyProjection[] {
@@ -44,6 +50,7 @@ export function createProjections(config: ProjectionsConfig): readonly AnyProjec
       ...(config.saleMemoryLimit !== undefined ? { memoryLimit: config.saleMemoryLimit } : {}),
       ...(config.readFlows ? { readFlows: config.readFlows } : {}),
     }),
+    ...(config.stream === false ? [] : [streamProjection]),
     bucketsProjection,
     daysProjection,
     rankingsProjection,

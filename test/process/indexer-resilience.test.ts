@@ -72,6 +72,9 @@ function runIndexProcess(
       String(stopAt),
       "--log-level",
       "warn",
+      // The history is weeks old: the stream's events are kept whole, as the uninterrupted run keeps them.
+      "--stream-retention",
+      "3650",
     ],
     { cwd: ROOT, stdio: ["ignore", "ignore", "pipe"] },
   );

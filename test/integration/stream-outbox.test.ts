@@ -1,0 +1,420 @@
+/**
+ * The outbox of the live event stream on a real chain and a real store: consumers reading it by
+ * cursor while the indexer follows a chain that reorganises end with exactly the store's holdings and
+ * trades, confirmed consumers never hear of a shallow reorganisation, retention prunes in bounded
+ * batches and a pruned cursor is refused with the cursor to resume from, and a poll is one range of
+ * the outbox's key.
+ */
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { setTimeout as sleep } from "node:timers/promises";
+import { silentLogger } from "../../src/core/logger.ts";
+import { generateHistory, historyGenesisTimestamp } from "../../src/demo/activity.ts";
+import { type Anvil, startAnvil } from "../../src/devchain/anvil.ts";
+import { pruneStreamPass, runStreamRetention } from "../../src/indexer/stream-retention.ts";
+import type { Sql } from "../../src/store/pg/database.ts";
+import { toHex } from "../../src/store/pg/database.ts";
+import {
+  readStreamEvents,
+  SCAN_ROWS,
+  StreamCursorError,
+  streamEventsQuery,
+} from "../../src/store/read/stream-events.ts";
+import type { SaleRow } from "../../src/store/tables/sales.ts";
+import { encodeStreamTrades, pruneStream, streamStatements } from "../../src/store/tables/stream-events.ts";
+import { createTestDatabase, stopTestServer, type TestDatabase } from "../support/database.ts";
+import { indexUntil } from "../support/indexing.ts";
+import { runPlan } from "../support/plans.ts";
+import { StreamConsumer } from "../support/stream-consumer.ts";
+
+const CHAIN_ID = 31337;
+/** Deeper than any reorganisation below: a consumer this far behind the head never sees one. */
+const CONFIRMATIONS = 40;
+/** Shallower than every reorganisation below. */
+const SHALLOW = 2;
+
+async function rpc<T>(url: string, method: string, params: unknown[] = []): Promise<T> {
+  const response = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+  });
+  return ((await response.json()) as { result: T }).result;
+}
+
+async function nextBlock(sql: Sql): Promise<number> {
+  const [row] = await sql<
+    { next_block: string }[]
+  >`SELECT next_block FROM chains WHERE chain_id = ${CHAIN_ID}`;
+  return Number(row?.next_block ?? 0);
+}
+
+/** Waits, bounded in time, until `done` holds. */
+async function until(what: string, done: () => Promise<boolean>, ms = 30_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await done())) {
+    if (Date.now() > end) throw new Error(`timed out waiting until ${what}`);
+    await sleep(20);
+  }
+}
+
+/** A consumer polling the stream in a loop, as a transport would, until stopped. */
+function poll(sql: Sql, confirmations: number | undefined, limit: number) {
+  const consumer = new StreamConsumer();
+  let cursor = 0n;
+  let stop = false;
+  let calls = 0;
+  const done = (async () => {
+    // Bounded in count too: a loop that never ends fails the test rather than hanging it.
+    while (!stop && calls < 200_000) {
+      calls++;
+      const page = await readStreamEvents(sql, CHAIN_ID, {
+        after: cursor,
+        limit,
+        ...(confirmations === undefined ? {} : { confirmations }),
+      });
+      consumer.apply(page.events);
+      if (page.next === cursor) await sleep(5);
+      cursor = page.next;
+    }
+  })();
+  return {
+    consumer,
+    cursor: () => cursor,
+    async stop() {
+      stop = true;
+      await done;
+    },
+  };
+}
+
+let db: TestDatabase;
+let anvil: Anvil;
+
+before(async () => {
+  db = await createTestDatabase();
+  anvil = await startAnvil({ chainId: CHAIN_ID, timestamp: historyGenesisTimestamp(40) });
+});
+after(async () => {
+  await anvil?.stop();
+  await db?.close();
+  await stopTestServer();
+});
+
+describe("the outbox on a reorganising chain", () => {
+  test("consumers reading while the indexer runs through reorganisations end with the store's holdings and trades", async () => {
+    const indexing = new AbortController();
+    const indexer = indexUntil({
+      sql: db.sql,
+      rpcUrl: anvil.url,
+      chainId: CHAIN_ID,
+      signal: indexing.signal,
+      tuning: { maxBlocksPerBatch: 3, pollIntervalMs: 50 },
+    });
+    await until("the indexer registers the chain", async () => (await nextBlock(db.sql)) > 0);
+    const live = poll(db.sql, undefined, 37);
+    const confirmed = poll(db.sql, CONFIRMATIONS, 53);
+    // Confirmed, but shallower than the reorganisations: it hears of them.
+    const shallow = poll(db.sql, SHALLOW, 41);
+    const caughtUp = async () => {
+      const head = Number(await rpc<string>(anvil.url, "eth_blockNumber"));
+      await until(`the indexer reaches block ${head}`, async () => (await nextBlock(db.sql)) > head);
+      return head;
+    };
+    try {
+      await generateHistory({ rpcUrl: anvil.url, seed: "stream-trunk", days: 12 });
+      let retractedBlocks = 0;
+      for (const round of [1, 2]) {
+        const snapshot = await rpc<string>(anvil.url, "evm_snapshot");
+        const forkPoint = Number(await rpc<string>(anvil.url, "eth_blockNumber"));
+        await generateHistory({ rpcUrl: anvil.url, seed: `stream-orphaned-${round}`, days: 1 });
+        const orphanedHead = await caughtUp();
+        retractedBlocks += orphanedHead - forkPoint;
+        assert.equal(await rpc<boolean>(anvil.url, "evm_revert", [snapshot]), true);
+        await generateHistory({ rpcUrl: anvil.url, seed: `stream-canonical-${round}`, days: 2 });
+        assert.ok(Number(await rpc<string>(anvil.url, "eth_blockNumber")) > orphanedHead);
+        assert.ok(
+          orphanedHead - forkPoint < CONFIRMATIONS,
+          "the reorganisation is shallower than the confirmed depth",
+        );
+        await caughtUp();
+      }
+      // The last block is indexed: both consumers read up to the newest cursor.
+      const latest = (await readStreamEvents(db.sql, CHAIN_ID, { after: "now", limit: 1 })).next;
+      await until("the consumers catch up", async () => live.cursor() >= latest);
+      await until("the confirmed consumer stops at the confirmed depth", async () => {
+        const page = await readStreamEvents(db.sql, CHAIN_ID, {
+          after: confirmed.cursor(),
+          limit: 1,
+          confirmations: CONFIRMATIONS,
+        });
+        return page.events.length === 0;
+      });
+      await until("the shallow consumer reaches its depth", async () => {
+        const page = await readStreamEvents(db.sql, CHAIN_ID, {
+          after: shallow.cursor(),
+          limit: 1,
+          confirmations: SHALLOW,
+        });
+        return page.events.length === 0;
+      });
+      assert.ok(retractedBlocks > 0);
+    } finally {
+      indexing.abort();
+      await indexer.catch(() => {});
+      await live.stop();
+      await confirmed.stop();
+      await shallow.stop();
+    }
+
+    // Retractions were sent for both reorganisations, and the live consumer holds the store's truth.
+    const retractions = live.consumer.seen.filter((e) => e.kind === "retraction");
+    assert.ok(retractions.length > 0, "the reorganisations were retracted");
+    const [counts] = await db.sql<{ retractions: string; rollbacks: string }[]>`
+      SELECT count(*) FILTER (WHERE retracts IS NOT NULL) AS retractions,
+             count(DISTINCT rollback_peak) AS rollbacks FROM stream_events`;
+    assert.equal(Number(counts?.rollbacks), 2, "two rollbacks took rows back");
+    assert.ok(Number(counts?.retractions) > 0);
+
+    const balances = await db.sql<
+      { contract: Uint8Array; token_id: string; holder: Uint8Array; amount: string }[]
+    >`
+      SELECT contract, token_id::text, holder, amount::text FROM token_balances
+      WHERE chain_id = ${CHAIN_ID} AND amount <> 0`;
+    const expected = new Map(
+      balances.map((b) => [`${toHex(b.contract)}:${b.token_id}:${toHex(b.holder)}`, BigInt(b.amount)]),
+    );
+    assert.ok(expected.size > 50, "the chain has holdings");
+    assert.deepEqual(live.consumer.units, expected, "0 lost, 0 counted twice");
+
+    const sales = await db.sql<
+      {
+        contract: Uint8Array;
+        token_id: string;
+        block_number: string;
+        log_index: number;
+        seq: number;
+        seller: Uint8Array;
+        total_native: string;
+        kind: string;
+      }[]
+    >`SELECT contract, token_id::text, block_number::text, log_index, seq, seller, total_native::text, kind
+      FROM sales WHERE chain_id = ${CHAIN_ID}`;
+    assert.ok(
+      sales.some((s) => s.kind === "sale"),
+      "the chain has sales",
+    );
+    const trades = new Map(
+      [...live.consumer.trades].map(([key, e]) => [
+        key,
+        e.kind === "sale" ? `${e.trade}:${e.totalNative}` : "",
+      ]),
+    );
+    assert.deepEqual(
+      trades,
+      new Map(
+        sales.map((s) => [
+          `${toHex(s.contract)}:${s.token_id}:${s.block_number}:${s.log_index}:${s.seq}:${toHex(s.seller)}`,
+          `${s.kind}:${s.total_native}`,
+        ]),
+      ),
+    );
+
+    // The confirmed consumer saw no retraction and nothing later taken back: exactly the live
+    // consumer's standing events of blocks at least the confirmed depth below the head.
+    assert.deepEqual(
+      confirmed.consumer.seen.filter((e) => e.kind === "retraction"),
+      [],
+    );
+    const head = (await nextBlock(db.sql)) - 1;
+    const standing = [...live.consumer.applied.values()].filter((e) => e.blockNumber <= head - CONFIRMATIONS);
+    assert.ok(standing.length > 0);
+    assert.deepEqual(
+      confirmed.consumer.seen.map((e) => e.cursor),
+      standing.map((e) => e.cursor),
+    );
+
+    // The shallow confirmed consumer was told of the reorganisations, of exactly the events it had
+    // been sent, and ends with the standing events at its depth.
+    assert.ok(
+      shallow.consumer.seen.some((e) => e.kind === "retraction"),
+      "a reorganisation deeper than its depth reached it",
+    );
+    assert.equal(shallow.consumer.ignored, 0, "it is sent a retraction only of what it was sent");
+    assert.equal(live.consumer.ignored, 0);
+    assert.deepEqual(
+      [...shallow.consumer.applied.keys()],
+      [...live.consumer.applied.values()].filter((e) => e.blockNumber <= head - SHALLOW).map((e) => e.cursor),
+    );
+  });
+
+  test("a read with filters gives exactly the matching events of a full read, in pages", async () => {
+    const all: import("../../src/core/stream-events.ts").StreamEvent[] = [];
+    let cursor = 0n;
+    for (let i = 0; i < 10_000; i++) {
+      const page = await readStreamEvents(db.sql, CHAIN_ID, { after: cursor, limit: 1000 });
+      all.push(...page.events);
+      if (page.next === cursor) break;
+      cursor = page.next;
+    }
+    const sale = all.find((e) => e.kind === "sale");
+    assert.ok(sale?.kind === "sale");
+    const filter = { kinds: ["sale", "ownership"] as const, addresses: [sale.buyer] };
+    const filtered = [];
+    cursor = 0n;
+    for (let i = 0; i < 10_000; i++) {
+      const page = await readStreamEvents(db.sql, CHAIN_ID, {
+        after: cursor,
+        limit: 3,
+        kinds: [...filter.kinds],
+        addresses: filter.addresses,
+      });
+      filtered.push(...page.events);
+      if (page.next === cursor) break;
+      cursor = page.next;
+    }
+    const expected = all.filter((e) => {
+      const o = e.kind === "retraction" ? e.retracted : e;
+      if (o.kind === "sale") return o.buyer === sale.buyer || o.seller === sale.buyer;
+      if (o.kind === "ownership") return o.holder === sale.buyer;
+      return false;
+    });
+    assert.ok(expected.length > 3);
+    assert.deepEqual(filtered, expected);
+  });
+
+  test("a poll at the head and a deep read are each one range of the outbox's key", async () => {
+    const latest = (await readStreamEvents(db.sql, CHAIN_ID, { after: "now", limit: 1 })).next;
+    const queries = [
+      { after: latest, limit: 100 },
+      { after: 0n, limit: 100 },
+      { after: latest / 2n, limit: 100, kinds: ["sale" as const] },
+      { after: latest / 2n, limit: 100, confirmations: CONFIRMATIONS },
+    ];
+    for (const query of queries) {
+      const { all, shown } = await runPlan(db.sql, streamEventsQuery(db.sql, CHAIN_ID, query));
+      const scans = all.filter((n) => n["Relation Name"] === "stream_events");
+      // The newest id (a walk back of one row) and the range.
+      assert.equal(scans.length, 2, shown);
+      assert.ok(
+        scans.every((n) => n["Index Name"] === "stream_events_pkey" && n["Node Type"].startsWith("Index")),
+        shown,
+      );
+      const read = scans.reduce((sum, n) => sum + n["Actual Rows"] + (n["Rows Removed by Filter"] ?? 0), 0);
+      assert.ok(read <= 101 + SCAN_ROWS, `at most the range is read: ${shown}`);
+      if (query.after === latest) assert.ok(read <= 3, `a poll at the head reads next to nothing: ${shown}`);
+    }
+  });
+
+  test("retention prunes the oldest rows in bounded batches; a pruned cursor is refused with the cursor to resume from", async () => {
+    const [span] = await db.sql<{ min: string; max: string; newest: Date }[]>`
+      SELECT min(id) AS min, max(id) AS max, max(block_time) AS newest FROM stream_events WHERE chain_id = ${CHAIN_ID}`;
+    const total = Number(span?.max) - Number(span?.min) + 1;
+    // Everything before the newest block's time: every row but the newest block's.
+    const before = span?.newest as Date;
+    const [young] = await db.sql<{ n: string }[]>`
+      SELECT count(*) AS n FROM stream_events WHERE chain_id = ${CHAIN_ID} AND block_time >= ${before}`;
+    let pruned = 0;
+    let passes = 0;
+    for (let more = true; more && passes < 1000; passes++) {
+      const pass = await pruneStream(db.sql, CHAIN_ID, before, 100);
+      assert.ok(pass.pruned <= 100, "a pass prunes at most its batch");
+      pruned += pass.pruned;
+      more = pass.more;
+    }
+    assert.ok(passes >= Math.floor((total - Number(young?.n)) / 100), `pruned in passes of 100 (${passes})`);
+    const [left] = await db.sql<{ n: string; min: string }[]>`
+      SELECT count(*) AS n, min(id) AS min FROM stream_events WHERE chain_id = ${CHAIN_ID}`;
+    assert.ok(pruned > 0 && Number(left?.n) > 0, `pruned ${pruned}, kept ${left?.n}`);
+    assert.equal(pruned + Number(left?.n), total);
+
+    // The job's pass: with the retention longer than the chain's age nothing goes.
+    const newest = before.getTime();
+    assert.equal(await pruneStreamPass(db.sql, CHAIN_ID, 1, { now: new Date(newest + 3_600_000) }), 0);
+
+    const oldest = (BigInt(left?.min ?? 0) - 1n) * 4n + 3n;
+    await assert.rejects(
+      readStreamEvents(db.sql, CHAIN_ID, { after: 0n, limit: 10 }),
+      (error: unknown) =>
+        error instanceof StreamCursorError &&
+        error.reason === "pruned" &&
+        error.oldestCursor === oldest &&
+        error.prunedBefore?.getTime() === before.getTime() &&
+        error.message.includes(String(oldest)),
+    );
+    const resumed = await readStreamEvents(db.sql, CHAIN_ID, { after: oldest, limit: 10 });
+    assert.equal(resumed.events[0]?.cursor, oldest + 1n, "reading resumes at the first event kept");
+    const latest = (await readStreamEvents(db.sql, CHAIN_ID, { after: "now", limit: 1 })).next;
+    await assert.rejects(
+      readStreamEvents(db.sql, CHAIN_ID, { after: latest + 1n, limit: 10 }),
+      (error: unknown) => error instanceof StreamCursorError && error.reason === "ahead",
+    );
+  });
+
+  test("the retention job beside the indexer prunes everything old; the next rows are numbered on from where it pruned", async () => {
+    const [before] = await db.sql<{ max: string }[]>`
+      SELECT max(id) AS max FROM stream_events WHERE chain_id = ${CHAIN_ID}`;
+    const latest = (await readStreamEvents(db.sql, CHAIN_ID, { after: "now", limit: 1 })).next;
+    const stop = new AbortController();
+    // A retention of a minute: every event of the chain, weeks old, is past it.
+    const job = runStreamRetention(
+      { sql: db.sql, chainId: CHAIN_ID, retentionDays: 1 / 1440, logger: silentLogger(), intervalMs: 20 },
+      stop.signal,
+    );
+    try {
+      await until("the job prunes every row", async () => {
+        const [row] = await db.sql<{ n: string }[]>`
+          SELECT count(*) AS n FROM stream_events WHERE chain_id = ${CHAIN_ID}`;
+        return Number(row?.n) === 0;
+      });
+    } finally {
+      stop.abort();
+      await job;
+    }
+    const empty = await readStreamEvents(db.sql, CHAIN_ID, { after: latest, limit: 10 });
+    assert.deepEqual([empty.events, empty.next], [[], latest], "the newest cursor stays where it was");
+
+    const time = Math.floor(Date.now() / 1000);
+    const trade: SaleRow = {
+      contract: `0x${"0c".repeat(20)}`,
+      tokenId: 1n,
+      blockNumber: 10_000_000,
+      logIndex: 0,
+      seq: 0,
+      seller: `0x${"a1".repeat(20)}`,
+      buyer: `0x${"b2".repeat(20)}`,
+      txHash: `0x${"11".repeat(32)}`,
+      txIndex: 0,
+      time,
+      kind: "sale",
+      quantity: 1n,
+      nativePaid: 5n,
+      fungiblePaid: 0n,
+      totalNative: 5n,
+      totalUsd: undefined,
+      attributedBy: "market_event",
+      market: "blur",
+      flags: [],
+      payments: [],
+    };
+    const encoded = encodeStreamTrades([trade]);
+    for (const statement of streamStatements(
+      db.sql,
+      CHAIN_ID,
+      { from: 10_000_000, to: 10_000_000 },
+      0,
+      encoded,
+    )) {
+      await statement;
+    }
+    const page = await readStreamEvents(db.sql, CHAIN_ID, { after: latest, limit: 10 });
+    assert.equal(page.events.length, 1);
+    assert.equal(
+      page.events[0]?.cursor,
+      (BigInt(before?.max ?? 0) + 1n) * 4n,
+      "numbered on from the last row pruned",
+    );
+    assert.ok(page.events[0]?.kind === "sale" && page.events[0].labels.includes("LABEL_MARKETPLACE_BLUR"));
+    await db.sql`DELETE FROM stream_events WHERE chain_id = ${CHAIN_ID} AND block_number = 10000000`;
+  });
+});
