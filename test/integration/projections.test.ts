@@ -21,7 +21,8 @@ const NOT_DERIVED: Record<string, string> = {
   spam_overrides: "the operator's spam decisions, managed from the command line",
   spam_pending: "contracts the spam job is to judge again, queued from what the indexer and the worker wrote",
   spam_state: "the spam job's progress through the blocks and documents, and when overrides last changed",
-  rate_limits: "API keys' points counted by the API processes when PostgreSQL is their shared rate limit store",
+  rate_limits:
+    "API keys' points counted by the API processes when PostgreSQL is their shared rate limit store",
   stream_state:
     "how far stream retention pruned the outbox, and the highest block indexed before the latest rollback",
 };
