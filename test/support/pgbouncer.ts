@@ -61,7 +61,8 @@ export async function startPgBouncer(url: string, options: PgBouncerOptions): Pr
     join(dir, "pgbouncer.ini"),
     [
       "[databases]",
-      `* = host=${target.hostname} port=${target.port || 5432} user=${user} password='${quote(password)}'`,
+      // An empty quoted password makes PgBouncer drop the line, and then it knows no database.
+      `* = host=${target.hostname} port=${target.port || 5432} user=${user}${password === "" ? "" : ` password='${quote(password)}'`}`,
       "[pgbouncer]",
       "listen_addr = 127.0.0.1",
       `listen_port = ${port}`,
