@@ -178,19 +178,41 @@ interface RawTx extends TxOptions {
   abi: Abi;
 }
 
+/**
+ * A fifth more gas than estimated. An estimate is the least gas the call needed on the state it was
+ * estimated on; a call that forwards gas to another (a refund, a marketplace's payout) may need more
+ * once each forwarding keeps back its 64th, and a transaction that runs out reverts without a reason.
+ */
+const GAS_HEADROOM = (estimate: bigint) => (estimate * 6n) / 5n;
+
 async function sendAndConfirm(chain: DevChain, tx: RawTx, what: string): Promise<TransactionReceipt> {
   const from = tx.from ?? devAddress(0);
+  // A call that cannot be estimated (it reverts) is sent as before, for the node to estimate, and
+  // its receipt says how it failed.
+  const gas =
+    tx.gas ??
+    (await chain.publicClient
+      .estimateGas({
+        account: from,
+        ...(tx.to === null ? {} : { to: tx.to }),
+        data: tx.data,
+        value: tx.value,
+      })
+      .then(GAS_HEADROOM, () => undefined));
   const hash = await chain.walletClient.sendTransaction({
     account: from,
     chain: null,
     to: tx.to,
     data: tx.data,
     value: tx.value,
-    gas: tx.gas,
+    gas,
   });
   const receipt = await waitForReceipt(chain, hash);
   if (receipt.status !== "success") {
-    throw new Error(`${what} reverted in ${hash}${await revertReason(chain, tx, from, receipt.blockNumber)}`);
+    const reason = await revertReason(chain, tx, from, receipt.blockNumber);
+    const outOfGas =
+      reason === "" && gas !== undefined && receipt.gasUsed >= gas ? ` (out of gas: all ${gas} used)` : "";
+    throw new Error(`${what} reverted in ${hash}${reason}${outOfGas}`);
   }
   return receipt;
 }
