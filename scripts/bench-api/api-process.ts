@@ -18,6 +18,8 @@ const STOP_TIMEOUT_MS = 10_000;
 export interface ApiProcess {
   /** `http://127.0.0.1:<rest port>` */
   url: string;
+  /** `127.0.0.1:<gRPC port>` */
+  grpcAddress: string;
   pid: number;
   /** SIGTERM, then SIGKILL if it has not exited within 10 s. */
   stop(): Promise<void>;
@@ -117,7 +119,7 @@ export async function startApi(options: {
     }
     await sleep(200);
   }
-  return { url, pid, stop };
+  return { url, grpcAddress: `127.0.0.1:${grpc}`, pid, stop };
 }
 
 async function healthy(url: string): Promise<boolean> {

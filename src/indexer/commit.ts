@@ -79,6 +79,9 @@ export function createBatchPipeline(options: {
         // Losing the last commits in a server crash only moves the checkpoint back with them (the
         // batch and its checkpoint are one transaction), so there is no need to wait for the flush.
         tx`SET LOCAL synchronous_commit = off`,
+        // A batch's sorts (the outbox's numbering, the rollups' groups) hold up to a few tens of
+        // thousands of wide rows: in the default 4 MB they spill to temporary files.
+        tx`SET LOCAL work_mem = '64MB'`,
         ...projections.flatMap((p, i) => p.statements(tx, context, prepared.prepared[i])),
       ]);
       registry.markStored(contracts);
