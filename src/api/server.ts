@@ -82,6 +82,8 @@ export interface StreamOptions {
   heartbeatMs?: number;
   /** How often each chain's newest cursor is polled while a stream waits, in ms (default 100). */
   pollMs?: number;
+  /** Events per message at most (default and most: 1,000). */
+  batchLimit?: number;
 }
 
 export interface ServedChain {
@@ -186,6 +188,7 @@ export async function startApi(options: ApiOptions): Promise<RunningApi> {
         slots,
         ...(streams.heartbeatMs === undefined ? {} : { heartbeatMs: streams.heartbeatMs }),
         ...(streams.stallMs === undefined ? {} : { stallMs: streams.stallMs }),
+        ...(streams.batchLimit === undefined ? {} : { batchLimit: streams.batchLimit }),
       });
       const judged = readinessChains.find((c) => c.chainId === chain.chainId) ?? readinessChains[0];
       const chainReadiness = async () =>
