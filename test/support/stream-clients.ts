@@ -13,6 +13,8 @@ export interface GrpcBatch {
   events: StreamEvent[];
   next: bigint;
   head: number;
+  /** When it arrived, in ms. */
+  at: number;
 }
 
 export interface GrpcStream {
@@ -88,7 +90,7 @@ export function openGrpcStream(
     for (const l of [...listeners]) l();
   };
   call.on("data", (message: unknown) => {
-    batches.push(batchFromWire(message));
+    batches.push({ ...batchFromWire(message), at: Date.now() });
     poke();
   });
   const ended = new Promise<{ code: grpc.status; details: string; trailers: Record<string, string> }>(
@@ -123,6 +125,8 @@ export interface SseMessage {
   id: string | undefined;
   event: string;
   data: string;
+  /** When it arrived, in ms. */
+  at: number;
 }
 
 export interface SseStream {
@@ -160,7 +164,7 @@ export async function openSseStream(url: string, headers: Record<string, string>
         for (let end = buffer.indexOf("\n\n"); end >= 0; end = buffer.indexOf("\n\n")) {
           const block = buffer.slice(0, end);
           buffer = buffer.slice(end + 2);
-          const message: SseMessage = { id: undefined, event: "message", data: "" };
+          const message: SseMessage = { id: undefined, event: "message", data: "", at: Date.now() };
           for (const line of block.split("\n")) {
             const colon = line.indexOf(":");
             const field = line.slice(0, colon);
