@@ -19,7 +19,9 @@ interface WatchFlags {
   ca?: string;
   contract: string[];
   kind: string[];
-  holder: string[];
+  /** `--holder` and `--address-filter` name one option: commander keeps it under either name. */
+  holder?: string[];
+  addressFilter?: string[];
   after: string;
   confirmations?: string;
   symbol: string;
@@ -161,7 +163,7 @@ export function registerWatchCommand(program: Command, environment: Environment,
         const request = {
           kinds,
           contractAddresses: flags.contract,
-          addresses: flags.holder,
+          addresses: flags.addressFilter ?? flags.holder ?? [],
           after,
           ...(flags.confirmations === undefined
             ? {}
