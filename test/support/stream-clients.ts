@@ -43,13 +43,20 @@ function loadStreamClient(): grpc.ServiceClientConstructor {
 }
 
 /** A waiter that rejects after `ms` unless `check` held first; `poke` re-checks. */
-function waiter<T>(state: () => T, listeners: Set<() => void>) {
+function waiter<T>(
+  state: () => T,
+  listeners: Set<() => void>,
+  gone: () => string | undefined = () => undefined,
+) {
   return (what: string, done: (value: T) => boolean, ms = 15_000) =>
     new Promise<void>((resolve, reject) => {
       const check = () => {
         let ok = false;
         try {
           ok = done(state());
+          // A stream that ended will not get there.
+          const ended = ok ? undefined : gone();
+          if (ended !== undefined) throw new Error(`the stream ended before ${what}: ${ended}`);
         } catch (error) {
           listeners.delete(check);
           clearTimeout(timer);
@@ -86,6 +93,7 @@ export function openGrpcStream(
   ).streamEvents(request, metadata);
   const batches: GrpcBatch[] = [];
   const listeners = new Set<() => void>();
+  let endedWith: string | undefined;
   const poke = () => {
     for (const l of [...listeners]) l();
   };
@@ -100,6 +108,7 @@ export function openGrpcStream(
         trailers = Object.fromEntries(
           Object.entries(status.metadata.getMap()).map(([k, v]) => [k, v.toString()]),
         );
+        endedWith = `${grpc.status[status.code]}: ${status.details}`;
         resolve({ code: status.code, details: status.details, trailers });
         poke();
       });
@@ -110,7 +119,11 @@ export function openGrpcStream(
   return {
     batches,
     ended,
-    until: waiter(() => batches as readonly GrpcBatch[], listeners),
+    until: waiter(
+      () => batches as readonly GrpcBatch[],
+      listeners,
+      () => endedWith,
+    ),
     pause: () => call.pause(),
     resume: () => call.resume(),
     cancel: () => call.cancel(),
