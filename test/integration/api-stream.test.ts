@@ -5,6 +5,9 @@
  * per-key cap, heartbeats, a consumer that stops reading, and shutdown.
  */
 import assert from "node:assert/strict";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import * as grpc from "@grpc/grpc-js";
@@ -17,9 +20,11 @@ import { endOfRow, type StreamEvent } from "../../src/core/stream-events.ts";
 import { runLiveActivity } from "../../src/demo/live.ts";
 import { readStreamEvents, type StreamQuery } from "../../src/store/read/stream-events.ts";
 import { API_CHAIN_ID, type ApiFixture, startApiFixture } from "../support/api-fixture.ts";
+import { startCommand } from "../support/cli.ts";
 import { indexUntil } from "../support/indexing.ts";
 import { openGrpcStream, openSseStream } from "../support/stream-clients.ts";
 import { StreamConsumer } from "../support/stream-consumer.ts";
+import { eventFromWire } from "../support/stream-wire.ts";
 
 const HEARTBEAT_MS = 300;
 const STALL_MS = 1_500;
@@ -376,6 +381,67 @@ describe("slow consumers and shutdown", () => {
     } finally {
       g.close();
       s.close();
+    }
+  });
+});
+
+describe("the command line", () => {
+  test("mintlens call prints each message as a JSON line until stopped; mintlens watch one line per event", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "mintlens-stream-cli-"));
+    const ca = join(dir, "cert.pem");
+    writeFileSync(ca, f.tls.cert);
+    const newest = await latest();
+    const sales = await readAll({ kinds: ["sale"] });
+    const address = `localhost:${grpcPort()}`;
+    const env = { MINTLENS_API_KEY: f.key };
+    const lines = (text: string) => text.split("\n").filter((l) => l !== "");
+    const waitFor = async (what: string, done: () => boolean) => {
+      for (let i = 0; i < 500 && !done(); i++) await sleep(20);
+      assert.ok(done(), what);
+    };
+    try {
+      const call = startCommand(
+        [
+          "call",
+          "StreamService/StreamEvents",
+          '{"after":"0","kinds":["STREAM_EVENT_KIND_SALE"]}',
+          "--address",
+          address,
+          "--ca",
+          ca,
+        ],
+        env,
+      );
+      const messages = () =>
+        lines(call.stdout()).map((l) => JSON.parse(l) as { events: unknown[]; nextCursor: string });
+      await waitFor("call reaches the newest cursor", () =>
+        messages().some((m) => m.nextCursor === newest.toString()),
+      );
+      call.stop();
+      assert.equal(await call.exited, 0, call.stderr());
+      assert.deepEqual(
+        messages().flatMap((m) => m.events.map(eventFromWire)),
+        sales,
+      );
+
+      const watch = startCommand(
+        ["watch", "--kind", "sale", "--after", "0", "--address", address, "--ca", ca],
+        env,
+      );
+      await waitFor("watch prints every sale", () => lines(watch.stdout()).length >= sales.length);
+      await sleep(HEARTBEAT_MS);
+      watch.stop();
+      assert.equal(await watch.exited, 0, watch.stderr());
+      const printed = lines(watch.stdout());
+      assert.equal(printed.length, sales.length);
+      printed.forEach((line, i) => {
+        const sale = sales[i];
+        assert.ok(sale?.kind === "sale" || sale?.kind === "retraction");
+        assert.match(line, / sale /);
+        if (sale.kind === "sale") assert.ok(line.includes(`#${sale.blockNumber}`), line);
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
