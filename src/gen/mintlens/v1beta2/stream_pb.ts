@@ -48,8 +48,10 @@ export type StreamEventsRequest = Message<"mintlens.v1beta2.StreamEventsRequest"
   /**
    * Where to start: the events after this cursor (a decimal integer: the `cursor` of the last event
    * applied, or a `nextCursor`); `0` starts from the oldest event kept. Absent, empty or `now`: only
-   * the events still to come. A cursor whose next events were pruned is refused (FAILED_PRECONDITION,
-   * naming the oldest cursor one can resume from), and so is one past the newest event.
+   * the events stored from now on (in STREAM_MODE_CONFIRMED, each once it is deep enough). Over REST
+   * the `Last-Event-ID` header, when given, wins over it. A cursor whose next events were pruned is
+   * refused (FAILED_PRECONDITION, naming the oldest cursor one can resume from), and so is one past
+   * the newest event.
    *
    * @generated from field: optional string after = 4;
    */
