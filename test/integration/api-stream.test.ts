@@ -345,26 +345,44 @@ describe("slow consumers and shutdown", () => {
     }
   });
 
-  test("shutdown ends every open stream with the cursor to resume from", async () => {
+  test("shutdown ends every open stream with the cursor to resume from; mintlens watch resumes there on the next server", async () => {
     const keys = createKeyVerifier({ sql: f.sql });
     await keys.refresh();
-    const api = await startApi({
-      sql: f.sql,
-      chains: [{ name: "anvil", chainId: API_CHAIN_ID, restPort: 0, grpcPort: 0 }],
-      host: "127.0.0.1",
-      tls: f.tls,
-      guard: createGuard({ keys, pointsPerSecond: 0 }),
-      metrics: createApiMetrics(),
-      logger: silentLogger(),
-      streams: { heartbeatMs: HEARTBEAT_MS },
-    });
+    const serveOn = (grpcPort: number) =>
+      startApi({
+        sql: f.sql,
+        chains: [{ name: "anvil", chainId: API_CHAIN_ID, restPort: 0, grpcPort }],
+        host: "127.0.0.1",
+        tls: f.tls,
+        guard: createGuard({ keys, pointsPerSecond: 0 }),
+        metrics: createApiMetrics(),
+        logger: silentLogger(),
+        streams: { heartbeatMs: HEARTBEAT_MS },
+      });
+    const api = await serveOn(0);
     const served = api.chains[0];
     assert.ok(served);
     const g = openGrpcStream(`localhost:${served.grpcPort}`, f.tls.cert, f.key, {});
     const s = await openSseStream(`${served.restUrl}/v1beta2/stream/events`, { "x-api-key": f.key });
+    const dir = mkdtempSync(join(tmpdir(), "mintlens-stream-watch-"));
+    const ca = join(dir, "cert.pem");
+    writeFileSync(ca, f.tls.cert);
+    const everything = await readAll({});
+    const watch = startCommand(
+      ["watch", "--after", "0", "--address", `localhost:${served.grpcPort}`, "--ca", ca],
+      { MINTLENS_API_KEY: f.key },
+    );
+    const printed = () =>
+      watch
+        .stdout()
+        .split("\n")
+        .filter((l) => l !== "").length;
+    let next: Awaited<ReturnType<typeof serveOn>> | undefined;
     try {
       await g.until("the first heartbeat", (b) => b.length > 0);
       await s.until("the first heartbeat", (m) => m.length > 0);
+      for (let i = 0; i < 500 && printed() < everything.length; i++) await sleep(20);
+      assert.equal(printed(), everything.length, "watch printed every event");
       const newest = await latest();
       const closing = Date.now();
       await api.close();
@@ -378,9 +396,26 @@ describe("slow consumers and shutdown", () => {
       assert.equal(last?.id, newest.toString());
       assert.deepEqual(JSON.parse(last?.data ?? "{}").reason, "shutdown");
       assert.equal(JSON.parse(last?.data ?? "{}").resumeCursor, newest.toString());
+      // watch says so and comes back, on a server at the same address, from where it was.
+      for (let i = 0; i < 250 && !watch.stderr().includes("reconnecting"); i++) await sleep(20);
+      assert.match(
+        watch.stderr(),
+        new RegExp(`UNAVAILABLE.*reconnecting in [\\d.]+ s from cursor ${newest}`),
+      );
+      next = await serveOn(served.grpcPort);
+      // Connected again once it stops saying it reconnects (its waits grow to 2 s by then).
+      await sleep(2_500);
+      const said = watch.stderr();
+      await sleep(2_500);
+      assert.equal(watch.stderr(), said, "watch is connected to the next server");
+      assert.equal(printed(), everything.length, "nothing printed twice after reconnecting");
     } finally {
+      watch.stop();
+      await watch.exited;
       g.close();
       s.close();
+      await next?.close();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
