@@ -307,9 +307,10 @@ function operation(
     if (field.fieldKind === "list") Object.assign(parameter, { style: "form", explode: true });
     parameters.push(parameter);
   }
+  const description = describe(method);
+  if (method.methodKind === "server_streaming") return streamOperation(builder, service, method, parameters);
   // Not a field of any request: every operation takes it, and none sees it.
   parameters.push({ $ref: "#/components/parameters/MinBlock" });
-  const description = describe(method);
   const responses: Record<string, Schema> = {
     "200": {
       description: describe(method.output),
@@ -319,6 +320,61 @@ function operation(
   };
   for (const error of ERRORS) {
     if (error.status === "404" && !NOT_FOUND_OPERATIONS.includes(fullName(method))) continue;
+    responses[error.status] = { $ref: `#/components/responses/${error.name}` };
+  }
+  return {
+    operationId: method.name,
+    tags: [service.name],
+    summary: summaryOf(description),
+    description,
+    parameters,
+    responses,
+  };
+}
+
+/** How a server stream is framed over REST: Server-Sent Events (src/api/sse.ts). */
+const SSE_FRAMING = [
+  "Server-Sent Events (`text/event-stream`), one message per event, each field on its own line and a blank line after:",
+  "",
+  "- `id: <cursor>`, `event: transfer | sale | ownership | retraction`, `data: <the StreamEvent's proto3 JSON, on one line>`;",
+  '- `event: heartbeat` when nothing was sent for 15 s (and as the first message of a stream with nothing to send): `id: <nextCursor>`, `data: {"nextCursor":"…","headBlock":"…"}`, so that `Last-Event-ID` moves past what the filters left out;',
+  '- `event: end` before the server ends the stream: `id: <resumeCursor>`, `data: {"reason":"stalled | shutdown | error","resumeCursor":"…","message":"…"}` (`code`, the gRPC code, too for `error`).',
+  "",
+  "Resume with the `Last-Event-ID` header (it wins over the `after` parameter) or `after`. The response is not compressed nor buffered (`Cache-Control: no-store`, `X-Accel-Buffering: no`). Errors before the stream starts are ordinary JSON errors: 400 for a malformed value, and for a cursor that cannot be read after (FAILED_PRECONDITION, code 9: pruned by retention, its message and the `Mintlens-Oldest-Cursor` header naming the oldest cursor to resume from; or past the newest event); 429 over the key's or the server's open streams.",
+].join("\n");
+
+/** A server-streaming method over REST: a GET answering Server-Sent Events. */
+function streamOperation(
+  builder: DocumentBuilder,
+  service: DescService,
+  method: DescMethod,
+  parameters: Schema[],
+): Schema {
+  const description = describe(method);
+  const events = method.output.fields.find((f) => f.fieldKind === "list" && f.listKind === "message");
+  if (events?.fieldKind !== "list" || events.listKind !== "message") {
+    throw new Error(`${method.toString()}: a stream's message has no list of events`);
+  }
+  parameters.push({
+    name: "Last-Event-ID",
+    in: "header",
+    required: false,
+    description: "The `id` of the last message received: the stream resumes after it (instead of `after`).",
+    schema: { type: "string", pattern: "^[0-9]+$" },
+  });
+  const responses: Record<string, Schema> = {
+    "200": {
+      description: SSE_FRAMING,
+      content: {
+        "text/event-stream": {
+          schema: { type: "string" },
+          "x-event-data": builder.messageRef(events.message),
+        },
+      },
+    },
+  };
+  for (const error of ERRORS) {
+    if (error.status === "404") continue;
     responses[error.status] = { $ref: `#/components/responses/${error.name}` };
   }
   return {

@@ -7,6 +7,7 @@
  * |-------------------------|------------------------|------|------------------------------|
  * | InvalidArgumentError    | INVALID_ARGUMENT (3)   | 400  | fix the named field          |
  * | NotFoundError           | NOT_FOUND (5)          | 404  | stop asking for it           |
+ * | FailedPreconditionError | FAILED_PRECONDITION (9)| 400  | start again from another place |
  * | UnauthenticatedError    | UNAUTHENTICATED (16)   | 401  | send a valid API key         |
  * | ResourceExhaustedError  | RESOURCE_EXHAUSTED (8) | 429  | wait `Retry-After` seconds   |
  * | InternalError           | INTERNAL (13)          | 500  | report it (a bug)            |
@@ -24,6 +25,7 @@ export const GrpcCode = {
   INVALID_ARGUMENT: 3,
   NOT_FOUND: 5,
   RESOURCE_EXHAUSTED: 8,
+  FAILED_PRECONDITION: 9,
   INTERNAL: 13,
   UNAVAILABLE: 14,
   UNAUTHENTICATED: 16,
@@ -36,6 +38,7 @@ export const HTTP_STATUS: Readonly<Record<GrpcCodeNumber, number>> = {
   [GrpcCode.INVALID_ARGUMENT]: 400,
   [GrpcCode.NOT_FOUND]: 404,
   [GrpcCode.RESOURCE_EXHAUSTED]: 429,
+  [GrpcCode.FAILED_PRECONDITION]: 400,
   [GrpcCode.INTERNAL]: 500,
   [GrpcCode.UNAVAILABLE]: 503,
   [GrpcCode.UNAUTHENTICATED]: 401,
@@ -59,6 +62,11 @@ export abstract class ApiError extends Error {
 
   /** Response headers the error calls for besides the body's content type (`Retry-After`). */
   httpHeaders(): Record<string, string> {
+    return {};
+  }
+
+  /** gRPC trailing metadata the error carries beside its status (lower-case names). */
+  grpcTrailers(): Record<string, string> {
     return {};
   }
 
@@ -91,6 +99,31 @@ export class InvalidArgumentError extends ApiError {
 export class NotFoundError extends ApiError {
   readonly code = GrpcCode.NOT_FOUND;
   override readonly name = "NotFoundError";
+}
+
+/**
+ * The request is well formed but cannot be served from where it asks to start: a stream cursor
+ * whose next events were pruned, or one past the newest event. `oldestCursor` names the cursor to start
+ * from instead (sent as `mintlens-oldest-cursor` in gRPC trailers and as an HTTP header).
+ */
+export class FailedPreconditionError extends ApiError {
+  readonly code = GrpcCode.FAILED_PRECONDITION;
+  override readonly name = "FailedPreconditionError";
+
+  constructor(
+    message: string,
+    readonly oldestCursor?: bigint,
+  ) {
+    super(message);
+  }
+
+  override httpHeaders(): Record<string, string> {
+    return this.oldestCursor === undefined ? {} : { "Mintlens-Oldest-Cursor": this.oldestCursor.toString() };
+  }
+
+  override grpcTrailers(): Record<string, string> {
+    return this.oldestCursor === undefined ? {} : { "mintlens-oldest-cursor": this.oldestCursor.toString() };
+  }
 }
 
 /** No API key, or one that is unknown, revoked or rotated away. */

@@ -11,14 +11,25 @@ import { loadSync } from "@grpc/proto-loader";
 import { ReflectionService } from "@grpc/reflection";
 import { HealthImplementation, type ServingStatus } from "grpc-health-check";
 import type { Logger } from "../core/logger.ts";
+import { StreamEventsResponseSchema, StreamService } from "../gen/mintlens/v1beta2/stream_pb.ts";
+import { streamBatchMessage } from "../stream/wire.ts";
 import { blockTags, MIN_BLOCK_METADATA, parseMinBlock } from "./block-tags.ts";
-import { BehindError, GrpcCode, InternalError, InvalidArgumentError, toApiError } from "./errors.ts";
+import {
+  type ApiError,
+  BehindError,
+  GrpcCode,
+  InternalError,
+  InvalidArgumentError,
+  toApiError,
+} from "./errors.ts";
+import { createFlowGate } from "./flow-gate.ts";
 import type { Guard } from "./guard.ts";
 import type { ApiMetrics } from "./metrics.ts";
 import type { RawScalar } from "./params.ts";
 import { peerHost } from "./remote-address.ts";
 import { PROTO_ROOT } from "./rest.ts";
 import { API_SERVICES, type CallContext, type Operation, type RequestFields } from "./service.ts";
+import { type StreamEndpoint, streamEndError } from "./stream-endpoint.ts";
 
 export interface GrpcServerOptions {
   chain: string;
@@ -28,6 +39,8 @@ export interface GrpcServerOptions {
   logger: Logger;
   /** Where the one line per request goes. */
   accessLog: Logger;
+  /** The live event stream (`StreamService`); not served when absent. */
+  stream?: StreamEndpoint | undefined;
 }
 
 export interface GrpcServer {
@@ -204,12 +217,17 @@ export function createGrpcServer(options: GrpcServerOptions): GrpcServer {
     const [definition, implementation] = serviceDefinition(service, handler, options.operations);
     server.addService(definition, implementation);
   }
+  const served: { typeName: string; file: { name: string } }[] = [...API_SERVICES];
+  if (options.stream !== undefined) {
+    addStreamService(server, options.stream, options);
+    served.push(StreamService);
+  }
 
   // Reflection describes the published `.proto` files themselves.
-  const files = API_SERVICES.map((s) => join(PROTO_ROOT, `${s.file.name}.proto`));
+  const files = served.map((s) => join(PROTO_ROOT, `${s.file.name}.proto`));
   new ReflectionService(loadSync(files, { includeDirs: [PROTO_ROOT] })).addToServer(server);
 
-  const names = ["", ...API_SERVICES.map((s) => s.typeName)];
+  const names = ["", ...served.map((s) => s.typeName)];
   const health = new HealthImplementation(
     Object.fromEntries(names.map((n) => [n, "SERVING" as ServingStatus])),
   );
@@ -221,6 +239,126 @@ export function createGrpcServer(options: GrpcServerOptions): GrpcServer {
       for (const name of names) health.setStatus(name, serving ? "SERVING" : "NOT_SERVING");
     },
   };
+}
+
+/** The trailing metadata of a stream's end: what the error carries, and where to resume. */
+function endTrailers(error: ApiError, resumeCursor: bigint | undefined): grpc.Metadata {
+  const trailers = new grpc.Metadata();
+  for (const [name, value] of Object.entries(error.grpcTrailers())) trailers.set(name, value);
+  const retryAfter = error.httpHeaders()["Retry-After"];
+  if (retryAfter !== undefined) trailers.set("retry-after", retryAfter);
+  if (resumeCursor !== undefined) trailers.set("mintlens-resume-cursor", resumeCursor.toString());
+  return trailers;
+}
+
+/** `StreamService.StreamEvents`: a server stream of batches, through the guard and the stream's slots. */
+function addStreamService(server: grpc.Server, endpoint: StreamEndpoint, options: GrpcServerOptions): void {
+  const { chain, guard, metrics, logger, accessLog } = options;
+  const method = endpoint.method;
+  const name = method.name;
+  const handler: grpc.handleServerStreamingCall<unknown, Buffer> = (call) => {
+    const started = process.hrtime.bigint();
+    let user: string | undefined;
+    const cancelled = new AbortController();
+    call.on("cancelled", () => cancelled.abort());
+    const log = (status: string, extra: Record<string, unknown> = {}) => {
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      accessLog.info(
+        {
+          chain,
+          protocol: "grpc",
+          method: `${method.parent.typeName}/${name}`,
+          status,
+          ms: Math.round(seconds * 100_000) / 100,
+          ...(user ? { user } : {}),
+          remote: call.getPeer(),
+          ...extra,
+        },
+        "request",
+      );
+    };
+    const fail = (error: ApiError, resumeCursor?: bigint) => {
+      call.emit("error", {
+        code: error.code,
+        details: error.message,
+        metadata: endTrailers(error, resumeCursor),
+      });
+    };
+    const key = call.metadata.get("x-api-key")[0];
+    guard
+      .admit(key === undefined ? undefined : key.toString(), peerHost(call.getPeer()))
+      .then(async (caller) => {
+        user = caller.userName;
+        if (call.request === UNDECODABLE) {
+          throw new InvalidArgumentError("request", "not a valid encoding of the request message");
+        }
+        const fields = grpcRequestFields(method.input, call.request as Record<string, unknown>);
+        return { caller, opened: await endpoint.open(fields, caller.keyId) };
+      })
+      .then(
+        async ({ caller, opened }) => {
+          const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+          metrics.observeRequest({ chain, protocol: "grpc", operation: name, status: "OK" }, seconds);
+          const gate = createFlowGate();
+          const end = await opened.run(
+            {
+              send(page) {
+                const bytes = Buffer.from(
+                  toBinary(StreamEventsResponseSchema, streamBatchMessage(page.events, page.next, page.head)),
+                );
+                return { bytes: bytes.length, room: gate.pass((done) => call.write(bytes, done)) };
+              },
+              drained: () => gate.drained(),
+            },
+            caller,
+            cancelled.signal,
+          );
+          const ending = streamEndError(end);
+          if (ending === undefined) return log("CANCELLED", { end: end.reason });
+          if (end.reason === "failed" && ending.error.code === GrpcCode.INTERNAL) {
+            logger.error({ err: end.error, operation: name }, "stream failed");
+          }
+          fail(ending.error, ending.resumeCursor);
+          log(GRPC_CODE_NAME[ending.error.code] ?? "UNKNOWN", { end: end.reason });
+        },
+        (error: unknown) => {
+          const apiError = toApiError(error);
+          if (
+            apiError.code === GrpcCode.INTERNAL ||
+            (apiError.code === GrpcCode.UNAVAILABLE && !(apiError instanceof BehindError))
+          ) {
+            logger.error({ err: apiError.cause ?? error, operation: name }, "request failed");
+          }
+          const status = GRPC_CODE_NAME[apiError.code] ?? "UNKNOWN";
+          const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+          metrics.observeRequest({ chain, protocol: "grpc", operation: name, status }, seconds);
+          fail(apiError);
+          log(status);
+        },
+      );
+  };
+  server.addService(
+    {
+      [method.localName]: {
+        path: `/${StreamService.typeName}/${method.name}`,
+        requestStream: false,
+        responseStream: true,
+        originalName: method.localName,
+        requestSerialize: (message: unknown) => Buffer.from(toBinary(method.input, message as never)),
+        requestDeserialize: (bytes: Buffer) => {
+          try {
+            return fromBinary(method.input, bytes);
+          } catch {
+            return UNDECODABLE;
+          }
+        },
+        // The handler encodes each batch itself: what reaches grpc-js is bytes.
+        responseSerialize: (bytes: Buffer) => bytes,
+        responseDeserialize: (bytes: Buffer) => bytes,
+      },
+    },
+    { [method.localName]: handler },
+  );
 }
 
 /** Binds a server to `host:port` over TLS and returns the port bound (for port 0, the one chosen). */

@@ -16,6 +16,11 @@ export interface Caller {
   keyId: string;
   /** Charges the key for an answer of `bytes` (its JSON), beyond the point its admission took. */
   charge(bytes: number): void;
+  /**
+   * Waits until the key has a point and takes it, as a request's admission does: a stream pays a
+   * point for each batch it sends, then `charge`s its size. Resolves early when `signal` aborts.
+   */
+  acquire(signal: AbortSignal): Promise<void>;
 }
 
 export interface Guard {
@@ -57,6 +62,19 @@ export const BYTES_PER_POINT = 64 * 1024;
  */
 export function answerCost(bytes: number): number {
   return Math.max(1, Math.ceil(bytes / BYTES_PER_POINT));
+}
+
+/** Waits `ms`, or less when `signal` aborts. */
+function waitFor(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    }
+    signal.addEventListener("abort", done, { once: true });
+  });
 }
 
 const TOO_MANY_FAILURES = "too many failed authentications from this address; retry later";
@@ -130,6 +148,20 @@ export function createGuard(options: GuardOptions): Guard {
           // The answer is sent meanwhile: the next request of the key finds the charge in place
           // in memory at once, in a shared store a round trip later.
           if (limiter !== undefined && more > 0) limiter.charge(keyId, more).catch(() => {});
+        },
+        async acquire(signal) {
+          if (limiter === undefined) return;
+          while (!signal.aborted) {
+            let taken: Awaited<ReturnType<KeyLimiter["take"]>>;
+            try {
+              taken = await limiter.take(keyId);
+            } catch {
+              // A store that fails lets the batch through: a stream never drops events for it.
+              return;
+            }
+            if (taken.ok) return;
+            await waitFor(taken.retryAfterMs, signal);
+          }
         },
       };
     },

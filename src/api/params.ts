@@ -127,7 +127,11 @@ export const PERIOD_SECONDS: Readonly<Record<GroupByPeriod, number>> = {
 };
 
 /** One enum value by name (REST) or number (gRPC), `undefined` when absent. `*_UNSPECIFIED` by name is invalid. */
-function optionalEnum<T extends string>(spec: EnumSpec<T>, field: string, raw: RawScalar): T | undefined {
+export function optionalEnum<T extends string>(
+  spec: EnumSpec<T>,
+  field: string,
+  raw: RawScalar,
+): T | undefined {
   if (isAbsent(raw) || raw === 0) return undefined;
   if (typeof raw === "number") {
     const name = Number.isInteger(raw) ? spec.names[raw - 1] : undefined;
@@ -142,7 +146,7 @@ function optionalEnum<T extends string>(spec: EnumSpec<T>, field: string, raw: R
   );
 }
 
-function requiredEnum<T extends string>(spec: EnumSpec<T>, field: string, raw: RawScalar): T {
+export function requiredEnum<T extends string>(spec: EnumSpec<T>, field: string, raw: RawScalar): T {
   if (raw === 0) throw new InvalidArgumentError(field, `${spec.unspecified} is not a valid value`);
   const value = optionalEnum(spec, field, raw);
   if (value === undefined) throw new InvalidArgumentError(field, "required");

@@ -21,6 +21,7 @@ import {
   toApiError,
   UnavailableError,
 } from "./errors.ts";
+import { createFlowGate } from "./flow-gate.ts";
 import type { Guard } from "./guard.ts";
 import { DamagedImageError, type ImageServer, ImagesBusyError } from "./images.ts";
 import { fillJsonLinks, LINK_VARY, LINKED_OPERATIONS, requestLinkBase } from "./links.ts";
@@ -28,6 +29,8 @@ import type { ApiMetrics } from "./metrics.ts";
 import type { ChainReadiness } from "./readiness.ts";
 import { type RestRoute, restRequestFields, restRoutes } from "./routes.ts";
 import type { CallContext, Operation } from "./service.ts";
+import { sseEnd, sseMessages } from "./sse.ts";
+import { type StreamEndpoint, streamEndError } from "./stream-endpoint.ts";
 
 /** The `.proto` source and the OpenAPI document, as published with the project. */
 export const PROTO_ROOT = fileURLToPath(new URL("../../proto", import.meta.url));
@@ -49,7 +52,14 @@ export interface RestServerOptions {
   images?: ImageServer | undefined;
   /** The configured base of every link handed out; unset: the request's own host. */
   publicUrl?: string | undefined;
+  /** The live event stream, as Server-Sent Events; not served when absent. */
+  stream?: StreamEndpoint | undefined;
+  /** How long a stream's last message may take to reach a consumer that stopped reading, in ms, before its connection is closed (default 5000). */
+  streamCloseGraceMs?: number;
 }
+
+/** How long a stream's last message may wait for a consumer that reads nothing, by default, in ms. */
+const STREAM_CLOSE_GRACE_MS = 5_000;
 
 const GRPC_CODE_NAME = Object.fromEntries(
   Object.entries(GrpcCode).map(([name, code]) => [code, name]),
@@ -288,7 +298,119 @@ export async function createRestServer(options: RestServerOptions): Promise<Fast
       }
     });
   }
+  if (options.stream !== undefined) addEventStream(app, options.stream, options);
   return app;
+}
+
+/**
+ * `GET /v1beta2/stream/events` as Server-Sent Events. The request is checked and its first page read
+ * before anything is sent, so its errors are the API's ordinary JSON errors; then the response is
+ * the stream, unbuffered, until the client leaves or the stream ends with an `end` message.
+ */
+function addEventStream(app: FastifyInstance, endpoint: StreamEndpoint, options: RestServerOptions): void {
+  const { chain, guard, metrics, logger, accessLog } = options;
+  const name = endpoint.method.name;
+  const [route] = restRoutes([
+    {
+      method: endpoint.method,
+      run: () => Promise.reject(new Error(`${name} is a stream`)),
+    },
+  ]);
+  if (route === undefined) throw new Error(`${name} has no route`);
+  const grace = options.streamCloseGraceMs ?? STREAM_CLOSE_GRACE_MS;
+  app.get(route.routerPath, { config: { operation: name } }, async (request, reply) => {
+    const started = process.hrtime.bigint();
+    let opened: Awaited<ReturnType<StreamEndpoint["open"]>>;
+    let caller: Awaited<ReturnType<Guard["admit"]>>;
+    try {
+      const key = request.headers["x-api-key"];
+      caller = await guard.admit(typeof key === "string" ? key : key?.[0], request.ip);
+      request.user = caller.userName;
+      const query = request.query as Record<string, string | string[] | undefined>;
+      const fields = { ...restRequestFields(route, {}, query) };
+      // A reconnecting EventSource sends the URL it was opened with and the last id it got: the id
+      // is the newer place, and wins.
+      const lastEventId = request.headers["last-event-id"];
+      if (typeof lastEventId === "string" && lastEventId.trim() !== "") fields.after = lastEventId.trim();
+      opened = await endpoint.open(fields, caller.keyId);
+    } catch (error) {
+      const apiError = toApiError(error);
+      const status = GRPC_CODE_NAME[apiError.code] ?? "UNKNOWN";
+      if (
+        apiError.code === GrpcCode.INTERNAL ||
+        (apiError.code === GrpcCode.UNAVAILABLE && !(apiError instanceof BehindError))
+      ) {
+        logger.error({ err: apiError.cause ?? error, operation: name }, "request failed");
+      }
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      metrics.observeRequest({ chain, protocol: "rest", operation: name, status }, seconds);
+      return sendError(reply, apiError);
+    }
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    metrics.observeRequest({ chain, protocol: "rest", operation: name, status: "OK" }, seconds);
+    reply.hijack();
+    const res = reply.raw;
+    const fresh = options.freshness();
+    res.writeHead(200, {
+      "content-type": "text/event-stream; charset=utf-8",
+      "cache-control": "no-store",
+      "x-accel-buffering": "no",
+      connection: "keep-alive",
+      ...(fresh?.indexedBlock === undefined
+        ? {}
+        : { "x-mintlens-indexed-block": String(fresh.indexedBlock) }),
+    });
+    res.flushHeaders();
+    const cancelled = new AbortController();
+    res.once("close", () => cancelled.abort());
+    const gate = createFlowGate();
+    const end = await opened.run(
+      {
+        send(page) {
+          const text = sseMessages(page);
+          return { bytes: Buffer.byteLength(text), room: gate.pass((done) => res.write(text, done)) };
+        },
+        drained: () => gate.drained(),
+      },
+      caller,
+      cancelled.signal,
+    );
+    const ending = streamEndError(end);
+    let status = "CANCELLED";
+    if (ending !== undefined) {
+      status = GRPC_CODE_NAME[ending.error.code] ?? "UNKNOWN";
+      if (end.reason === "failed" && ending.error.code === GrpcCode.INTERNAL) {
+        logger.error({ err: end.error, operation: name }, "stream failed");
+      }
+      res.end(
+        sseEnd({
+          reason: end.reason === "failed" ? "error" : end.reason,
+          resumeCursor: ending.resumeCursor,
+          ...(end.reason === "failed" ? { code: ending.error.code } : {}),
+          message: ending.error.message,
+        }),
+      );
+      // A consumer that reads nothing would hold the connection (and the server's close) forever.
+      const timer = setTimeout(() => res.destroy(), grace);
+      timer.unref();
+      res.once("close", () => clearTimeout(timer));
+    }
+    accessLog.info(
+      {
+        chain,
+        protocol: "rest",
+        method: request.method,
+        url: request.url,
+        status,
+        end: end.reason,
+        ms: Math.round(Number(process.hrtime.bigint() - started) / 1e4) / 100,
+        operation: name,
+        user: caller.userName,
+        remote: request.ip,
+      },
+      "request",
+    );
+  });
 }
 
 declare module "fastify" {

@@ -9,6 +9,7 @@ import type { FastifyInstance } from "fastify";
 import type { Logger } from "../core/logger.ts";
 import type { BlobStore } from "../media/blobs.ts";
 import type { Queryable } from "../store/pg/database.ts";
+import { createStreamFollower, type StreamFollower } from "../stream/follower.ts";
 import { createDataVersion, type DataVersion } from "./data-version.ts";
 import { bindGrpc, createGrpcServer, type GrpcServer } from "./grpc.ts";
 import type { Guard } from "./guard.ts";
@@ -19,6 +20,8 @@ import { createReadiness, DEFAULT_READINESS, judgeChain, type ReadinessPolicy } 
 import { type Answer, createResponseCache } from "./response-cache.ts";
 import { createRestServer } from "./rest.ts";
 import { createApiService, type Operation } from "./service.ts";
+import { createStreamEndpoint } from "./stream-endpoint.ts";
+import { createStreamSlots } from "./stream-slots.ts";
 
 export interface ApiChain {
   name: string;
@@ -63,6 +66,24 @@ export interface ApiOptions {
   images?: Omit<ImageServerOptions, "blobs">;
   /** How long the chains' readiness, once read, is answered from memory, in ms (default 1000). */
   readinessMaxAgeMs?: number;
+  /** The live event stream's limits and timings (see `StreamOptions`). */
+  streams?: StreamOptions;
+}
+
+/** The live event stream's limits and timings, for every chain of the process. */
+export interface StreamOptions {
+  /** Open streams per key, over every chain and both protocols (default 4). */
+  maxPerKey?: number;
+  /** Open streams of the process (default 500). */
+  max?: number;
+  /** How long a stream's transport may stay full before the stream is ended, in ms (default 30,000). */
+  stallMs?: number;
+  /** Ms without a message before an idle stream sends an empty one (default 15,000). */
+  heartbeatMs?: number;
+  /** How often each chain's newest cursor is polled while a stream waits, in ms (default 100). */
+  pollMs?: number;
+  /** Events per message at most (default and most: 1,000). */
+  batchLimit?: number;
 }
 
 export interface ServedChain {
@@ -101,15 +122,28 @@ export async function startApi(options: ApiOptions): Promise<RunningApi> {
     ...(options.readinessMaxAgeMs !== undefined ? { maxAgeMs: options.readinessMaxAgeMs } : {}),
   });
   const images = options.blobs && createImageServer({ ...options.images, blobs: options.blobs });
-  const started: { rest: FastifyInstance; grpc: GrpcServer; version: DataVersion }[] = [];
+  const started: {
+    rest: FastifyInstance;
+    grpc: GrpcServer;
+    version: DataVersion;
+    follower: StreamFollower;
+  }[] = [];
+  const streams = options.streams ?? {};
+  const slots = createStreamSlots({
+    ...(streams.maxPerKey === undefined ? {} : { perKey: streams.maxPerKey }),
+    ...(streams.max === undefined ? {} : { total: streams.max }),
+  });
   const served: ServedChain[] = [];
   const timers: NodeJS.Timeout[] = [];
 
   const close = async () => {
     for (const timer of timers) clearInterval(timer);
+    // Every open stream ends first, telling its consumer where to resume, within the drain below.
+    slots.shutdown();
     await Promise.all(
-      started.map(async ({ rest, grpc, version }) => {
+      started.map(async ({ rest, grpc, version, follower }) => {
         version.close();
+        follower.close();
         const drained = new Promise<void>((resolve) => grpc.server.tryShutdown(() => resolve()));
         const forced = new Promise<void>((resolve) =>
           setTimeout(() => {
@@ -143,6 +177,19 @@ export async function startApi(options: ApiOptions): Promise<RunningApi> {
         imageBase: () => LINK_BASE_PLACEHOLDER,
         ...(options.minBlockWaitMs !== undefined ? { minBlockWaitMs: options.minBlockWaitMs } : {}),
       });
+      const follower = createStreamFollower({
+        sql: chainSql,
+        chainId: chain.chainId,
+        logger,
+        ...(streams.pollMs === undefined ? {} : { pollMs: streams.pollMs }),
+      });
+      const stream = createStreamEndpoint({
+        follower,
+        slots,
+        ...(streams.heartbeatMs === undefined ? {} : { heartbeatMs: streams.heartbeatMs }),
+        ...(streams.stallMs === undefined ? {} : { stallMs: streams.stallMs }),
+        ...(streams.batchLimit === undefined ? {} : { batchLimit: streams.batchLimit }),
+      });
       const judged = readinessChains.find((c) => c.chainId === chain.chainId) ?? readinessChains[0];
       const chainReadiness = async () =>
         (await readiness.current()).get(chain.chainId) ??
@@ -159,6 +206,7 @@ export async function startApi(options: ApiOptions): Promise<RunningApi> {
         freshness: () => readiness.latest(chain.chainId),
         images,
         publicUrl: chain.publicUrl,
+        stream,
       });
       const grpc = createGrpcServer({
         chain: chain.name,
@@ -167,8 +215,9 @@ export async function startApi(options: ApiOptions): Promise<RunningApi> {
         metrics,
         logger,
         accessLog,
+        stream,
       });
-      started.push({ rest, grpc, version });
+      started.push({ rest, grpc, version, follower });
       await rest.listen({ host, port: chain.restPort });
       const restPort = (rest.server.address() as AddressInfo).port;
       const grpcPort = await bindGrpc(grpc.server, host, chain.grpcPort, options.tls);

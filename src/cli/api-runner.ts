@@ -71,6 +71,18 @@ export function addApiOptions(command: Command, blobDefault?: string): Command {
       "how long a request with minBlock waits for this process's data to reach that block before it is answered unavailable (env MINTLENS_MIN_BLOCK_WAIT, default 2000)",
     )
     .option(
+      "--max-streams-per-key <n>",
+      "event streams (gRPC StreamEvents, Server-Sent Events) a key may have open at once, over every chain (env MINTLENS_MAX_STREAMS_PER_KEY, default 4)",
+    )
+    .option(
+      "--max-streams <n>",
+      "event streams this process serves at once (env MINTLENS_MAX_STREAMS, default 500)",
+    )
+    .option(
+      "--stream-stall-timeout <seconds>",
+      "an event stream whose consumer reads nothing for this long is ended with the cursor to resume from (env MINTLENS_STREAM_STALL_TIMEOUT, default 30)",
+    )
+    .option(
       "--response-cache <MiB>",
       "memory per chain for answers kept until the chain's data changes, 0 for none (default 64)",
     )
@@ -153,6 +165,11 @@ export async function serveApi(options: ServeOptions): Promise<RunningApi & { ce
     blobs: options.blobs,
     responseCacheBytes: api.responseCacheMb * 1024 * 1024,
     minBlockWaitMs: api.minBlockWaitMs,
+    streams: {
+      maxPerKey: api.maxStreamsPerKey,
+      max: api.maxStreams,
+      stallMs: api.streamStallTimeoutMs,
+    },
     chains: options.chains.map((chain) => {
       const listeners = byName.get(chain.name);
       if (listeners === undefined) throw new Error(`no listeners configured for ${chain.name}`);

@@ -12,6 +12,7 @@ import { registerServeCommand } from "./serve-command.ts";
 import type { CommandLifecycle } from "./shutdown.ts";
 import { registerSpamCommand } from "./spam-command.ts";
 import { registerStartCommand } from "./start-command.ts";
+import { registerWatchCommand } from "./watch-command.ts";
 
 /**
  * The `mintlens` command line: runs the command `args` name (the arguments after the program's
@@ -45,7 +46,8 @@ export async function runCommandLine(
   registerMigrateCommand(program, lifecycle, environment);
   registerKeysCommand(program, lifecycle, environment);
   registerSpamCommand(program, lifecycle, environment);
-  registerCallCommand(program, environment);
+  registerCallCommand(program, environment, lifecycle);
+  registerWatchCommand(program, environment, lifecycle);
 
   const report = (error: unknown) => {
     if (error instanceof ConfigError || error instanceof UserFacingError) {

@@ -37,6 +37,12 @@ export interface ApiConfig extends ApiGuardConfig {
   metricsHost: string;
   /** How long a request waits for its `minBlock`, in ms, before it is answered unavailable. */
   minBlockWaitMs: number;
+  /** Open event streams per key, over every chain and both protocols. */
+  maxStreamsPerKey: number;
+  /** Open event streams of the process. */
+  maxStreams: number;
+  /** How long a stream's transport may stay full (its consumer reads nothing) before the stream ends, in ms. */
+  streamStallTimeoutMs: number;
 }
 
 export interface ApiConfigInput extends ApiGuardConfigInput {
@@ -53,6 +59,9 @@ export interface ApiConfigInput extends ApiGuardConfigInput {
   readyHeartbeat?: string;
   metricsHost?: string;
   minBlockWait?: string;
+  maxStreamsPerKey?: string;
+  maxStreams?: string;
+  streamStallTimeout?: string;
 }
 
 export const API_DEFAULTS = {
@@ -66,6 +75,9 @@ export const API_DEFAULTS = {
   readyHeartbeatSeconds: 120,
   metricsHost: "127.0.0.1",
   minBlockWaitMs: 2_000,
+  maxStreamsPerKey: 4,
+  maxStreams: 500,
+  streamStallTimeoutMs: 30_000,
 };
 
 const PORT = /^\d{1,5}$/;
@@ -260,6 +272,7 @@ export function parseApiConfig(input: ApiConfigInput, env: Variables, chains: re
   const serving = parseServing(input, env, chains, problems);
   const guard = parseApiGuardConfig(input, env, problems);
   const minBlockWaitMs = parseMinBlockWait(input, env, problems);
+  const streams = parseStreamLimits(input, env, problems);
   if (problems.length > 0) throw new ConfigError(problems);
   return {
     ...guard,
@@ -271,7 +284,42 @@ export function parseApiConfig(input: ApiConfigInput, env: Variables, chains: re
     tls: certPath !== undefined && keyPath !== undefined ? { certPath, keyPath } : undefined,
     ...serving,
     minBlockWaitMs,
+    ...streams,
   };
+}
+
+/** The event streams' limits: counts from 1, and a stall timeout of 1 to 3600 seconds (a fraction allowed). */
+function parseStreamLimits(
+  input: ApiConfigInput,
+  env: Variables,
+  problems: string[],
+): Pick<ApiConfig, "maxStreamsPerKey" | "maxStreams" | "streamStallTimeoutMs"> {
+  const count = (raw: string | undefined, fallback: number, label: string) => {
+    if (raw === undefined) return fallback;
+    if (/^\d{1,7}$/.test(raw) && Number(raw) >= 1) return Number(raw);
+    problems.push(`${label}: ${raw} is not a whole number of streams from 1`);
+    return fallback;
+  };
+  const maxStreamsPerKey = count(
+    input.maxStreamsPerKey ?? env.MINTLENS_MAX_STREAMS_PER_KEY,
+    API_DEFAULTS.maxStreamsPerKey,
+    "max streams per key",
+  );
+  const maxStreams = count(
+    input.maxStreams ?? env.MINTLENS_MAX_STREAMS,
+    API_DEFAULTS.maxStreams,
+    "max streams",
+  );
+  const stallRaw = input.streamStallTimeout ?? env.MINTLENS_STREAM_STALL_TIMEOUT;
+  let streamStallTimeoutMs = API_DEFAULTS.streamStallTimeoutMs;
+  if (stallRaw !== undefined) {
+    const seconds = Number(stallRaw);
+    if (/^\d{1,4}(\.\d{1,3})?$/.test(stallRaw) && seconds > 0 && seconds <= 3_600) {
+      streamStallTimeoutMs = Math.round(seconds * 1000);
+    } else
+      problems.push(`stream stall timeout: ${stallRaw} is not a number of seconds above 0, at most 3600`);
+  }
+  return { maxStreamsPerKey, maxStreams, streamStallTimeoutMs };
 }
 
 /** The wait for a request's `minBlock`: at most a minute, since the request holds its client meanwhile. */

@@ -493,7 +493,9 @@ describe("errors", () => {
       chains: [{ name: "anvil", chainId: API_CHAIN_ID, restPort: 0, grpcPort: 0 }],
       host: "127.0.0.1",
       tls: f.tls,
-      guard: { admit: async () => ({ userName: "u", keyId: "k", charge: () => {} }) },
+      guard: {
+        admit: async () => ({ userName: "u", keyId: "k", charge: () => {}, acquire: async () => {} }),
+      },
       metrics: createApiMetrics(),
       logger: pino({ level: "silent" }),
     });

@@ -15,6 +15,7 @@ import { connectDatabase } from "../../src/store/pg/database.ts";
 import { API_CHAIN_ID, type ApiFixture, startApiFixture } from "../support/api-fixture.ts";
 import { commandVariables } from "../support/cli.ts";
 import { pgbouncerMissing, type RunningPgBouncer, startPgBouncer } from "../support/pgbouncer.ts";
+import { openSseStream } from "../support/stream-clients.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const missing = pgbouncerMissing();
@@ -190,9 +191,13 @@ async function ask(base: string, path: string): Promise<{ status: number; text: 
 describe("mintlens serve through PgBouncer in transaction mode", { skip: missing }, () => {
   test("every operation of the OpenAPI document answers as over a direct connection", async () => {
     const openapi = JSON.parse(readFileSync(join(ROOT, "openapi/mintlens.v1beta2.json"), "utf8")) as {
-      paths: Record<string, unknown>;
+      paths: Record<string, { get: { responses: { "200": { content: Record<string, unknown> } } } }>;
     };
-    assert.deepEqual([...examples.keys()].sort(), Object.keys(openapi.paths).sort());
+    // Streams never end: the next test follows them through the pooler.
+    const answered = Object.entries(openapi.paths).filter(
+      ([, item]) => !("text/event-stream" in item.get.responses["200"].content),
+    );
+    assert.deepEqual([...examples.keys()].sort(), answered.map(([path]) => path).sort());
     for (const path of examples.values()) {
       const direct = await ask(f.restUrl, path);
       assert.equal(direct.status, 200, `${path}: ${direct.text}`);
@@ -200,6 +205,22 @@ describe("mintlens serve through PgBouncer in transaction mode", { skip: missing
       assert.equal(pooled.status, 200, `${path} through the pooler: ${pooled.text}`);
       assert.equal(pooled.text, direct.text, path);
     }
+  });
+
+  test("the event stream reads through the pooler as over a direct connection", async () => {
+    const read = async (base: string) => {
+      const stream = await openSseStream(`${base}/v1beta2/stream/events?after=0`, { "x-api-key": f.key });
+      try {
+        assert.equal(stream.status, 200, stream.body);
+        await stream.until("a heartbeat", (m) => m.some((x) => x.event === "heartbeat"), 30_000);
+        return stream.messages.filter((m) => m.event !== "heartbeat").map((m) => [m.id, m.event, m.data]);
+      } finally {
+        stream.close();
+      }
+    };
+    const direct = await read(f.restUrl);
+    assert.ok(direct.length > 0);
+    assert.deepEqual(await read(restUrl), direct);
   });
 
   test("requests at once share the pooler's few server connections, each answered as alone", async () => {

@@ -10,7 +10,7 @@ import { createGuard } from "../../src/api/guard.ts";
 import { createKeyVerifier } from "../../src/api/key-verifier.ts";
 import { generateKey } from "../../src/api/keys.ts";
 import { createApiMetrics } from "../../src/api/metrics.ts";
-import { type RunningApi, startApi } from "../../src/api/server.ts";
+import { type RunningApi, type StreamOptions, startApi } from "../../src/api/server.ts";
 import { loadTls, type TlsMaterial } from "../../src/api/tls.ts";
 import { silentLogger } from "../../src/core/logger.ts";
 import type { HistorySummary } from "../../src/demo/activity.ts";
@@ -60,6 +60,8 @@ export interface ApiFixtureOptions {
   versionPollMs?: number;
   /** The API reads through a pool of its own whose statements the server cancels after this long. */
   statementTimeoutMs?: number;
+  /** The live event stream's limits and timings. */
+  streams?: StreamOptions;
 }
 
 export async function startApiFixture(options: ApiFixtureOptions): Promise<ApiFixture> {
@@ -109,6 +111,7 @@ export async function startApiFixture(options: ApiFixtureOptions): Promise<ApiFi
     metrics: createApiMetrics(),
     logger: silentLogger(),
     versionPollMs: options.versionPollMs ?? 200,
+    ...(options.streams ? { streams: options.streams } : {}),
   });
   const served = api.chains[0];
   if (served === undefined) throw new Error("no chain served");

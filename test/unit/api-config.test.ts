@@ -52,6 +52,31 @@ describe("API configuration", () => {
     assert.equal(config.metricsPort, undefined);
   });
 
+  test("the event streams' limits: defaults, flags over the environment, every bad value listed", () => {
+    const defaults = parseApiConfig({}, {}, ["ethereum"]);
+    assert.equal(defaults.maxStreamsPerKey, 4);
+    assert.equal(defaults.maxStreams, 500);
+    assert.equal(defaults.streamStallTimeoutMs, 30_000);
+    const set = parseApiConfig(
+      { maxStreamsPerKey: "2", streamStallTimeout: "0.5" },
+      { MINTLENS_MAX_STREAMS_PER_KEY: "9", MINTLENS_MAX_STREAMS: "40", MINTLENS_STREAM_STALL_TIMEOUT: "5" },
+      ["ethereum"],
+    );
+    assert.deepEqual([set.maxStreamsPerKey, set.maxStreams, set.streamStallTimeoutMs], [2, 40, 500]);
+    assert.deepEqual(
+      problems(() =>
+        parseApiConfig({ maxStreamsPerKey: "0", maxStreams: "many", streamStallTimeout: "3601" }, {}, [
+          "ethereum",
+        ]),
+      ),
+      [
+        "max streams per key: 0 is not a whole number of streams from 1",
+        "max streams: many is not a whole number of streams from 1",
+        "stream stall timeout: 3601 is not a number of seconds above 0, at most 3600",
+      ],
+    );
+  });
+
   test("the burst and the failed-authentication limit: defaults, flags over the environment, bad values", () => {
     const defaults = parseApiConfig({}, {}, ["ethereum"]);
     assert.equal(defaults.rateBurst, 10);

@@ -33,7 +33,11 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   rollups: ["core", "store"],
   indexer: ["core", "chain", "config", "store", "sales", "rates", "rollups"],
   metadata: ["core", "store", "media", "chain"],
-  api: ["core", "store", "media", "gen"],
+  // The live event stream as it is read and sent: following the outbox, and its wire form.
+  stream: ["core", "store", "gen"],
+  // Webhook deliveries of the stream, to targets checked by the metadata fetcher's address rules.
+  webhooks: ["core", "store", "gen", "stream", "metadata"],
+  api: ["core", "store", "media", "gen", "stream"],
   devchain: ["core", "config"],
   demo: ["core", "devchain", "chain"],
   // Where things are wired together. Nothing else imports cli or api.
@@ -51,6 +55,8 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
     "metadata",
     "spam",
     "api",
+    "stream",
+    "webhooks",
     "devchain",
     "demo",
   ],

@@ -14,6 +14,7 @@ import {
   PaymentSchema,
 } from "../../src/gen/mintlens/v1beta2/foundational_pb.ts";
 import { MarketplacesService } from "../../src/gen/mintlens/v1beta2/marketplaces_pb.ts";
+import { StreamService } from "../../src/gen/mintlens/v1beta2/stream_pb.ts";
 import { WalletsService } from "../../src/gen/mintlens/v1beta2/wallets_pb.ts";
 
 /**
@@ -22,6 +23,14 @@ import { WalletsService } from "../../src/gen/mintlens/v1beta2/wallets_pb.ts";
  */
 
 const SERVICES = [FoundationalService, CollectionsService, MarketplacesService, WalletsService];
+
+/** Mintlens's own operations, beyond the original service's: the live event stream, a server stream over SSE. */
+const STREAMS: Record<string, { get: string; query: string[] }> = {
+  StreamEvents: {
+    get: "/v1beta2/stream/events",
+    query: ["kinds", "contractAddresses", "addresses", "after", "mode", "confirmations"],
+  },
+};
 
 /** The seed's nine operations: path template and the query parameters (JSON names) of each. */
 const SEED: Record<string, { get: string; query: string[] }> = {
@@ -204,7 +213,11 @@ describe("the OpenAPI document describes the same operations", () => {
     const paths = document.paths as Record<string, { get: JsonObject }>;
     assert.deepEqual(
       Object.keys(paths).sort(),
-      [...Object.values(SERVED).map((s) => s.get), ...Object.values(ALSO_AT).flat()].sort(),
+      [
+        ...Object.values(SERVED).map((s) => s.get),
+        ...Object.values(ALSO_AT).flat(),
+        ...Object.values(STREAMS).map((s) => s.get),
+      ].sort(),
     );
     const bindings = Object.entries(SERVED).flatMap(([name, seed]) => [
       { name, seed, operationId: name },
@@ -261,6 +274,36 @@ describe("the OpenAPI document describes the same operations", () => {
       name: "X-API-Key",
       description: "The user's API key.",
     });
+  });
+
+  test("the event stream is a GET answering Server-Sent Events, resumable by Last-Event-ID, with the error answers", () => {
+    const paths = document.paths as Record<string, { get: JsonObject }>;
+    for (const [name, stream] of Object.entries(STREAMS)) {
+      const method = StreamService.methods.find((m) => m.name === name);
+      assert.equal(method?.methodKind, "server_streaming");
+      assert.equal(getOption(method, http).pattern.value, stream.get);
+      assert.deepEqual(
+        method.input.fields.map((f) => f.jsonName),
+        stream.query,
+      );
+      const operation = paths[stream.get]?.get as JsonObject;
+      assert.equal(operation.operationId, name);
+      const parameters = operation.parameters as JsonObject[];
+      assert.deepEqual(
+        parameters.map((p) => [p.in, p.name]),
+        [...stream.query.map((q) => ["query", q]), ["header", "Last-Event-ID"]],
+      );
+      const responses = operation.responses as Record<string, JsonObject>;
+      assert.deepEqual(Object.keys(responses), ["200", "400", "401", "429", "500", "503"]);
+      const content = responses["200"]?.content as Record<string, JsonObject>;
+      assert.deepEqual(Object.keys(content), ["text/event-stream"]);
+      assert.deepEqual(content["text/event-stream"]?.["x-event-data"], {
+        $ref: "#/components/schemas/StreamEvent",
+      });
+      for (const framing of ["id: <cursor>", "event: heartbeat", "event: end", "Last-Event-ID"]) {
+        assert.ok(String(responses["200"]?.description).includes(framing), framing);
+      }
+    }
   });
 
   test("every reference resolves, and fields have their JSON form", () => {
