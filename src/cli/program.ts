@@ -12,6 +12,7 @@ import { registerServeCommand } from "./serve-command.ts";
 import type { CommandLifecycle } from "./shutdown.ts";
 import { registerSpamCommand } from "./spam-command.ts";
 import { registerStartCommand } from "./start-command.ts";
+import { registerWebhooksCommand } from "./webhooks-command.ts";
 
 /**
  * The `mintlens` command line: runs the command `args` name (the arguments after the program's
@@ -45,6 +46,7 @@ export async function runCommandLine(
   registerMigrateCommand(program, lifecycle, environment);
   registerKeysCommand(program, lifecycle, environment);
   registerSpamCommand(program, lifecycle, environment);
+  registerWebhooksCommand(program, lifecycle, environment);
   registerCallCommand(program, environment);
 
   const report = (error: unknown) => {
