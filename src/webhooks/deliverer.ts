@@ -123,8 +123,10 @@ export async function runWebhookDeliverer(options: DelivererOptions, signal: Abo
   const slots = createSlots(settings.concurrency);
   const workers = new Map<string, { stop: AbortController; done: Promise<void> }>();
 
-  // Woken when the stream's newest cursor or the indexed head moves.
+  // Woken when the stream's newest cursor or the indexed head moves; `generation` counts the moves,
+  // so a worker that read before a move does not wait for the next one.
   let moved = signalled();
+  let generation = 0;
   const watch = (async () => {
     let last = "";
     while (!signal.aborted) {
@@ -133,6 +135,7 @@ export async function runWebhookDeliverer(options: DelivererOptions, signal: Abo
         const now = `${page.next}:${page.head}`;
         if (now !== last) {
           last = now;
+          generation++;
           moved.resolve();
           moved = signalled();
         }
@@ -144,15 +147,19 @@ export async function runWebhookDeliverer(options: DelivererOptions, signal: Abo
     moved.resolve();
   })();
 
-  const idle = (stop: AbortSignal) =>
+  const idle = (stop: AbortSignal, readAt: number) =>
     new Promise<void>((resolve) => {
-      // Also after a while with no movement, in case a look was missed.
-      const timer = setTimeout(resolve, 5000);
+      if (generation !== readAt || stop.aborted) {
+        resolve();
+        return;
+      }
       const done = () => {
         clearTimeout(timer);
         stop.removeEventListener("abort", done);
         resolve();
       };
+      // Also after a while with no movement, in case a look was missed.
+      const timer = setTimeout(done, 5000);
       moved.promise.then(done);
       stop.addEventListener("abort", done, { once: true });
     });
@@ -258,9 +265,10 @@ export async function runWebhookDeliverer(options: DelivererOptions, signal: Abo
           await sleep(Math.min(wait, refreshMs), undefined, { signal: stop }).catch(() => {});
           continue;
         }
+        const readAt = generation;
         const outcome = await step(hook, stop);
         if (outcome === "stop") return;
-        if (outcome === "idle") await idle(stop);
+        if (outcome === "idle") await idle(stop, readAt);
       } catch (error) {
         if (stop.aborted) return;
         logger.warn({ webhook: id }, `webhook ${id}: ${errorMessage(error)}; trying again`);

@@ -156,9 +156,10 @@ function send(url: URL, address: string, options: PostOptions, signal: AbortSign
         read += chunk.length;
         if (read > MAX_ANSWER_BYTES) response.destroy();
       });
-      response.once("error", () => {});
+      response.on("error", () => {});
     });
-    req.once("error", reject);
+    // Errors after the status (the deadline cutting a slow body) change nothing.
+    req.on("error", reject);
     req.end(body);
   });
 }

@@ -175,3 +175,24 @@ export function parseWireEvent(raw: unknown): StreamEvent {
       };
   }
 }
+
+/** A target that answers 500 to everything at once, reading nothing: the idempotency keys it was sent, in order. */
+export async function startFailingTarget(): Promise<{ url: string; keys: string[]; close(): Promise<void> }> {
+  const keys: string[] = [];
+  const server = createServer((req, res) => {
+    keys.push(String(req.headers["idempotency-key"]));
+    req.resume();
+    res.writeHead(500).end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/hook`,
+    keys,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

@@ -171,11 +171,11 @@ describe("retries and pausing", () => {
     );
     const paused = afterFailure(
       policy,
-      { failures: 19, failingSince: new Date(1_800_000_000_000 - 2 * 3_600_000) },
+      { failures: 19, failingSince: new Date(1_800_000_000_000 - 90 * 60_000) },
       new Date(1_800_000_000_000),
       0,
     );
-    assert.equal(paused.pause, "20 failures in a row over 120 min");
+    assert.equal(paused.pause, "20 failures in a row over 90 min");
   });
 
   test("the defaults: 1 s doubling to 10 minutes, paused after 20 failures over an hour", () => {
