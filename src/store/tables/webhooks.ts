@@ -93,7 +93,7 @@ interface WebhookRow {
   created_at: Date;
 }
 
-const bytes = (address: Address) => Buffer.from(bare(address), "hex");
+const bareList = (addresses: readonly Address[]) => addresses.map(bare);
 
 function webhookOf(r: WebhookRow): Webhook {
   return {
@@ -125,7 +125,8 @@ export async function insertWebhook(sql: Queryable, hook: NewWebhook): Promise<v
   await sql`
     INSERT INTO webhooks (id, chain_id, url, secret, kinds, contracts, addresses, confirmations, cursor)
     VALUES (${hook.id}, ${hook.chainId}, ${hook.url}, ${hook.secret}, ${[...hook.kinds]}::text[],
-            ${hook.contracts.map(bytes)}::bytea[], ${hook.addresses.map(bytes)}::bytea[],
+            ARRAY(SELECT decode(a, 'hex') FROM unnest(${bareList(hook.contracts)}::text[]) a),
+            ARRAY(SELECT decode(a, 'hex') FROM unnest(${bareList(hook.addresses)}::text[]) a),
             ${hook.confirmations ?? null}, ${hook.cursor.toString()}::bigint)`;
 }
 
