@@ -6,7 +6,7 @@ import { type Progress, runChainIndexer } from "../indexer/chain-indexer.ts";
 import { inspectContract } from "../indexer/classify/inspect.ts";
 import { runStreamRetention } from "../indexer/stream-retention.ts";
 import { runSpamJob } from "../spam/job.ts";
-import type { Sql } from "../store/pg/database.ts";
+import { openPoolLike, type Sql } from "../store/pg/database.ts";
 import { type DelivererSettings, runWebhookDeliverer } from "../webhooks/deliverer.ts";
 import type { WebhookMetrics } from "../webhooks/metrics.ts";
 
@@ -27,6 +27,9 @@ export interface RunIndexersOptions {
   /** The webhook deliverers' settings; without them no deliverer runs. */
   webhooks?: { settings: Partial<DelivererSettings>; metrics?: WebhookMetrics };
 }
+
+/** Connections of each chain's webhook deliverer. */
+const WEBHOOK_POOL_SIZE = 4;
 
 /**
  * Runs one indexer per configured chain until the signal aborts. A chain that stops on an error
@@ -66,19 +69,24 @@ export async function runIndexers(options: RunIndexersOptions): Promise<void> {
         },
         AbortSignal.any([signal, indexed.signal]),
       );
-      const webhooks = options.webhooks
-        ? runWebhookDeliverer(
-            {
-              sql,
-              chainId: chain.chainId,
-              chain: chain.name,
-              logger: logger.child({ chain: chain.name, part: "webhooks" }),
-              settings: options.webhooks.settings,
-              ...(options.webhooks.metrics ? { metrics: options.webhooks.metrics } : {}),
-            },
-            AbortSignal.any([signal, indexed.signal]),
-          )
+      // The deliverer's connections are its own: its workers never wait for the indexer's, nor it for theirs.
+      const webhookSql = options.webhooks
+        ? openPoolLike(sql, { max: WEBHOOK_POOL_SIZE, applicationName: "mintlens-webhooks" })
         : undefined;
+      const webhooks =
+        options.webhooks && webhookSql
+          ? runWebhookDeliverer(
+              {
+                sql: webhookSql,
+                chainId: chain.chainId,
+                chain: chain.name,
+                logger: logger.child({ chain: chain.name, part: "webhooks" }),
+                settings: options.webhooks.settings,
+                ...(options.webhooks.metrics ? { metrics: options.webhooks.metrics } : {}),
+              },
+              AbortSignal.any([signal, indexed.signal]),
+            )
+          : undefined;
       try {
         await runChainIndexer(
           {
@@ -106,6 +114,7 @@ export async function runIndexers(options: RunIndexersOptions): Promise<void> {
         await spam;
         await retention;
         await webhooks;
+        await webhookSql?.end({ timeout: 5 });
         await client.close();
       }
     }),

@@ -164,7 +164,26 @@ export async function runWebhookDeliverer(options: DelivererOptions, signal: Abo
       stop.addEventListener("abort", done, { once: true });
     });
 
-  async function step(hook: Webhook, stop: AbortSignal): Promise<Step> {
+  /** The body of the batch a worker is retrying, kept so that a retry reads and encodes nothing again. */
+  interface Pending {
+    cursor: bigint;
+    batch: WebhookBatch;
+    body: string;
+    events: number;
+  }
+
+  async function step(hook: Webhook, stop: AbortSignal, pending: { last?: Pending }): Promise<Step> {
+    const kept = pending.last;
+    if (
+      hook.batch &&
+      kept &&
+      kept.cursor === hook.cursor &&
+      kept.batch.first === hook.batch.first &&
+      kept.batch.last === hook.batch.last
+    ) {
+      return send(hook, stop, kept.batch, kept.body, kept.events);
+    }
+    pending.last = undefined;
     let events: StreamEvent[];
     let next: bigint;
     try {
@@ -207,6 +226,17 @@ export async function runWebhookDeliverer(options: DelivererOptions, signal: Abo
       if (!(await recordWebhookBatch(sql, hook.id, hook.cursor, batch))) return "stop";
     }
     const body = deliveryBody(hook.id, chainId, events, batch.next);
+    pending.last = { cursor: hook.cursor, batch, body, events: events.length };
+    return send(hook, stop, batch, body, events.length);
+  }
+
+  async function send(
+    hook: Webhook,
+    stop: AbortSignal,
+    batch: WebhookBatch,
+    body: string,
+    count: number,
+  ): Promise<Step> {
     await slots.take();
     const started = performance.now();
     const at = new Date();
@@ -224,12 +254,12 @@ export async function runWebhookDeliverer(options: DelivererOptions, signal: Abo
       slots.give();
     }
     const durationMs = Math.round(performance.now() - started);
-    options.metrics?.countDelivery(chain, result.outcome, durationMs / 1000, events.length);
+    options.metrics?.countDelivery(chain, result.outcome, durationMs / 1000, count);
     const delivery: WebhookDelivery = {
       webhookId: hook.id,
       firstCursor: batch.first,
       lastCursor: batch.last,
-      events: events.length,
+      events: count,
       attempt: hook.failures + 1,
       status: result.status,
       error: result.error,
@@ -255,6 +285,7 @@ export async function runWebhookDeliverer(options: DelivererOptions, signal: Abo
   }
 
   async function work(id: string, stop: AbortSignal): Promise<void> {
+    const pending: { last?: Pending } = {};
     while (!stop.aborted) {
       try {
         const hook = await getWebhook(sql, id);
@@ -266,7 +297,7 @@ export async function runWebhookDeliverer(options: DelivererOptions, signal: Abo
           continue;
         }
         const readAt = generation;
-        const outcome = await step(hook, stop);
+        const outcome = await step(hook, stop, pending);
         if (outcome === "stop") return;
         if (outcome === "idle") await idle(stop, readAt);
       } catch (error) {
