@@ -4,11 +4,13 @@ import type { Environment } from "../config/environment.ts";
 import { parseDatabasePooler, requireDirectDatabase } from "../config/pooler-config.ts";
 import { DEFAULT_STREAM_RETENTION_DAYS } from "../config/stream-config.ts";
 import { createLogger } from "../core/logger.ts";
+import type { DelivererSettings } from "../webhooks/deliverer.ts";
 import { chainPools, openChainDatabases } from "./chain-databases.ts";
 import { indexerPool } from "./open-database.ts";
 import { createProgressDisplay } from "./progress.ts";
 import { runIndexers } from "./run-indexers.ts";
 import type { Lifecycle } from "./shutdown.ts";
+import { addWebhookOptions, webhookSettings } from "./webhook-runner.ts";
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
@@ -85,7 +87,7 @@ export function addCommonOptions(command: Command): Command {
 }
 
 export function registerIndexCommand(program: Command, lifecycle: Lifecycle, environment: Environment): void {
-  addCommonOptions(program.command("index"))
+  addWebhookOptions(addCommonOptions(program.command("index")))
     .description("index chains into PostgreSQL: backfill to the head, then follow it")
     .option("--stop-at <block>", "exit once this block is indexed instead of following the head")
     .option(STREAM_RETENTION_FLAG, STREAM_RETENTION_HELP)
@@ -96,7 +98,8 @@ export function registerIndexCommand(program: Command, lifecycle: Lifecycle, env
       if (stopAt !== undefined && !Number.isSafeInteger(stopAt)) {
         throw new ConfigError([`stop at: ${flags.stopAt} is not a block number`]);
       }
-      await runIndexCommand(config, lifecycle, environment, stopAt);
+      const webhooks = webhookSettings(flags, environment);
+      await runIndexCommand(config, lifecycle, environment, stopAt, webhooks);
     });
 }
 
@@ -105,6 +108,7 @@ export async function runIndexCommand(
   lifecycle: Lifecycle,
   environment: Environment,
   stopAt?: number,
+  webhooks?: Partial<DelivererSettings>,
 ): Promise<void> {
   const logger = createLogger(config.logLevel);
   const names = config.chains.map((c) => c.name);
@@ -124,6 +128,8 @@ export async function runIndexCommand(
     onProgress: display.update,
     signal: lifecycle.signal,
     ...(stopAt !== undefined ? { untilBlock: stopAt } : {}),
+    // No metrics listener runs under `index`: the deliverers' metrics are kept for none to read.
+    ...(webhooks ? { webhooks: { settings: webhooks } } : {}),
   });
   if (lifecycle.signal.aborted) logger.info("stopped on request");
 }

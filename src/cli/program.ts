@@ -13,6 +13,7 @@ import type { CommandLifecycle } from "./shutdown.ts";
 import { registerSpamCommand } from "./spam-command.ts";
 import { registerStartCommand } from "./start-command.ts";
 import { registerWatchCommand } from "./watch-command.ts";
+import { registerWebhooksCommand } from "./webhooks-command.ts";
 
 /**
  * The `mintlens` command line: runs the command `args` name (the arguments after the program's
@@ -46,6 +47,7 @@ export async function runCommandLine(
   registerMigrateCommand(program, lifecycle, environment);
   registerKeysCommand(program, lifecycle, environment);
   registerSpamCommand(program, lifecycle, environment);
+  registerWebhooksCommand(program, lifecycle, environment);
   registerCallCommand(program, environment, lifecycle);
   registerWatchCommand(program, environment, lifecycle);
 

@@ -6,7 +6,9 @@ import { type Progress, runChainIndexer } from "../indexer/chain-indexer.ts";
 import { inspectContract } from "../indexer/classify/inspect.ts";
 import { runStreamRetention } from "../indexer/stream-retention.ts";
 import { runSpamJob } from "../spam/job.ts";
-import type { Sql } from "../store/pg/database.ts";
+import { openPoolLike, type Sql } from "../store/pg/database.ts";
+import { type DelivererSettings, runWebhookDeliverer } from "../webhooks/deliverer.ts";
+import type { WebhookMetrics } from "../webhooks/metrics.ts";
 
 export interface RunIndexersOptions {
   config: Config;
@@ -22,7 +24,12 @@ export interface RunIndexersOptions {
   untilBlock?: number;
   /** First wait after a failed round of a chain (default 1 s). */
   retryBaseMs?: number;
+  /** The webhook deliverers' settings; without them no deliverer runs. */
+  webhooks?: { settings: Partial<DelivererSettings>; metrics?: WebhookMetrics };
 }
+
+/** Connections of each chain's webhook deliverer. */
+const WEBHOOK_POOL_SIZE = 4;
 
 /**
  * Runs one indexer per configured chain until the signal aborts. A chain that stops on an error
@@ -30,8 +37,9 @@ export interface RunIndexersOptions {
  * logged and leaves the others running; once every chain has ended, the failures are thrown
  * together. Outages of a node or of the database never end a chain: it retries them. Beside each
  * chain's indexer runs its spam job (src/spam/job.ts), which judges the contracts the indexer's
- * batches changed, and the stream's retention (src/indexer/stream-retention.ts), which prunes the
- * outbox's old events, until the indexer ends.
+ * batches changed, the stream's retention (src/indexer/stream-retention.ts), which prunes the
+ * outbox's old events, and its webhook deliverer (src/webhooks/deliverer.ts), until the indexer
+ * ends.
  */
 export async function runIndexers(options: RunIndexersOptions): Promise<void> {
   const { config, logger, onProgress, signal } = options;
@@ -61,6 +69,24 @@ export async function runIndexers(options: RunIndexersOptions): Promise<void> {
         },
         AbortSignal.any([signal, indexed.signal]),
       );
+      // The deliverer's connections are its own: its workers never wait for the indexer's, nor it for theirs.
+      const webhookSql = options.webhooks
+        ? openPoolLike(sql, { max: WEBHOOK_POOL_SIZE, applicationName: "mintlens-webhooks" })
+        : undefined;
+      const webhooks =
+        options.webhooks && webhookSql
+          ? runWebhookDeliverer(
+              {
+                sql: webhookSql,
+                chainId: chain.chainId,
+                chain: chain.name,
+                logger: logger.child({ chain: chain.name, part: "webhooks" }),
+                settings: options.webhooks.settings,
+                ...(options.webhooks.metrics ? { metrics: options.webhooks.metrics } : {}),
+              },
+              AbortSignal.any([signal, indexed.signal]),
+            )
+          : undefined;
       try {
         await runChainIndexer(
           {
@@ -87,6 +113,8 @@ export async function runIndexers(options: RunIndexersOptions): Promise<void> {
         indexed.abort();
         await spam;
         await retention;
+        await webhooks;
+        await webhookSql?.end({ timeout: 5 });
         await client.close();
       }
     }),

@@ -6,6 +6,7 @@ import { checkReadUrls, parseDatabaseUrls } from "../config/database-urls.ts";
 import type { Environment } from "../config/environment.ts";
 import { parseDatabasePooler, requireDirectDatabase } from "../config/pooler-config.ts";
 import { ensureChain } from "../store/tables/chain-state.ts";
+import { createWebhookMetrics } from "../webhooks/metrics.ts";
 import { addApiOptions, serveApi } from "./api-runner.ts";
 import { chainPools, openApiPools, urlsOf } from "./chain-databases.ts";
 import { addCommonOptions, STREAM_RETENTION_FLAG, STREAM_RETENTION_HELP } from "./index-command.ts";
@@ -14,6 +15,7 @@ import { apiPool, indexerPool } from "./open-database.ts";
 import { createProgressDisplay } from "./progress.ts";
 import { runIndexers } from "./run-indexers.ts";
 import type { Lifecycle } from "./shutdown.ts";
+import { addWebhookOptions, webhookSettings } from "./webhook-runner.ts";
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
@@ -23,7 +25,7 @@ const collect = (value: string, previous: string[] = []) => [...previous, value]
  * the indexers between batches.
  */
 export function registerStartCommand(program: Command, lifecycle: Lifecycle, environment: Environment): void {
-  addMetadataOptions(addApiOptions(addCommonOptions(program.command("start"))))
+  addWebhookOptions(addMetadataOptions(addApiOptions(addCommonOptions(program.command("start")))))
     .description(
       "index every configured chain, fetch its tokens' metadata, and serve the API for each, in one process",
     )
@@ -48,6 +50,7 @@ export function registerStartCommand(program: Command, lifecycle: Lifecycle, env
       if (problems.length > 0) throw new ConfigError(problems);
       const api = parseApiConfig(flags, environment.variables, names);
       const pool = parseApiPoolConfig(flags, environment.variables);
+      const webhooks = webhookSettings(flags, environment);
       // The indexers read through the first pool; the API and the metadata worker have pools of their
       // own, so that none of the three can take the connections the others wait for.
       const {
@@ -120,6 +123,9 @@ export function registerStartCommand(program: Command, lifecycle: Lifecycle, env
         },
         onRateSourcesLeftOut: metrics.setRateSourcesLeftOut,
         signal: lifecycle.signal,
+        ...(webhooks
+          ? { webhooks: { settings: webhooks, metrics: createWebhookMetrics(metrics.registry) } }
+          : {}),
       });
       if (lifecycle.signal.aborted) logger.info("stopped on request");
     });

@@ -25,6 +25,8 @@ const NOT_DERIVED: Record<string, string> = {
     "API keys' points counted by the API processes when PostgreSQL is their shared rate limit store",
   stream_state:
     "how far stream retention pruned the outbox, and the highest block indexed before the latest rollback",
+  webhooks: "the operator's webhook subscriptions, with how far the deliverer has sent each",
+  webhook_deliveries: "the deliverer's log of attempts, pruned by age and count",
 };
 
 let db: TestDatabase;

@@ -1,0 +1,208 @@
+/**
+ * Webhook deliveries when `mintlens index` is killed (-9) while delivering and started again: the
+ * receiver ends with every event, and the only repeats are batches that were in flight, sent again
+ * whole under the same idempotency key.
+ */
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { after, before, test } from "node:test";
+import { setTimeout as sleep } from "node:timers/promises";
+import { fileURLToPath } from "node:url";
+import type { StreamEvent } from "../../src/core/stream-events.ts";
+import type { Anvil } from "../../src/devchain/anvil.ts";
+import { latestCursor, readStreamEvents } from "../../src/store/read/stream-events.ts";
+import { ensureChain } from "../../src/store/tables/chain-state.ts";
+import { getWebhook } from "../../src/store/tables/webhooks.ts";
+import { runCommand } from "../support/cli.ts";
+import { createTestDatabase, stopTestServer, type TestDatabase } from "../support/database.ts";
+import { startHistoryChain } from "../support/histories.ts";
+import { startWebhookReceiver, type WebhookReceiver } from "../support/webhook-receiver.ts";
+
+const CHAIN_ID = 31337;
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+/** Only for a run that hangs: generous, so that a busy machine never makes a run look hung. */
+const RUN_TIMEOUT_MS = 120_000;
+
+let anvil: Anvil;
+let head: number;
+let db: TestDatabase;
+let receiver: WebhookReceiver;
+
+before(async () => {
+  ({ anvil } = await startHistoryChain({
+    chainId: CHAIN_ID,
+    seed: "webhooks-crash",
+    days: 6,
+    genesis: "recent",
+  }));
+  const response = await fetch(anvil.url, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_blockNumber", params: [] }),
+  });
+  head = Number(((await response.json()) as { result: string }).result);
+  db = await createTestDatabase();
+  receiver = await startWebhookReceiver();
+});
+after(async () => {
+  await receiver?.close();
+  await db?.close();
+  await anvil?.stop();
+  await stopTestServer();
+});
+
+/** `mintlens index` following the chain, delivering to loopback; killed with -9 or stopped by the test. */
+function runIndex() {
+  const child = spawn(
+    process.execPath,
+    [
+      "--import",
+      "tsx",
+      "src/main.ts",
+      "index",
+      "--chain",
+      `test=${anvil.url}`,
+      "--chain-id",
+      String(CHAIN_ID),
+      "--native-symbol",
+      "ETH",
+      "--confirmations",
+      "0",
+      "--batch-blocks",
+      "20",
+      "--poll-interval",
+      "100",
+      "--database-url",
+      db.url,
+      "--log-level",
+      "warn",
+      "--stream-retention",
+      "3650",
+      "--webhook-allow",
+      "127.0.0.1",
+      "--webhook-retry-base",
+      "50",
+      "--webhook-retry-max",
+      "200",
+    ],
+    { cwd: ROOT, stdio: ["ignore", "ignore", "pipe"] },
+  );
+  let stderr = "";
+  child.stderr.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const timer = setTimeout(() => child.kill("SIGKILL"), RUN_TIMEOUT_MS);
+  const exited = new Promise<{ code: number | null; stderr: string }>((resolve) => {
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stderr });
+    });
+  });
+  return { child, exited };
+}
+
+async function nextBlock(): Promise<number> {
+  const rows = await db.sql<{ next_block: string }[]>`
+    SELECT next_block FROM chains WHERE chain_id = ${CHAIN_ID}`.catch(() => []);
+  return Number(rows[0]?.next_block ?? 0);
+}
+
+test("kill -9 while delivering and restarts: every event arrives, repeats only of the batch in flight", async (t) => {
+  await ensureChain(db.sql, { chainId: CHAIN_ID, name: "test", nativeSymbol: "ETH", startBlock: 0 });
+  const added = await runCommand([
+    "webhooks",
+    "add",
+    receiver.url,
+    "--chain",
+    "test",
+    "--from",
+    "0",
+    "--webhook-allow",
+    "127.0.0.1",
+    "--database-url",
+    db.url,
+  ]);
+  assert.equal(added.code, 0, added.stderr);
+  const [id, secret] = added.stdout.trim().split("\n") as [string, string];
+  receiver.secrets.set(id, secret);
+  // Slow enough that a kill often lands while a batch is in flight.
+  receiver.answer = (d) => ({ status: d.problem ? 401 : 200, delayMs: 30 });
+
+  let kills = 0;
+  for (let round = 0; round < 4; round++) {
+    const run = runIndex();
+    const seen = receiver.received.length;
+    const deadline = Date.now() + 60_000;
+    // Killed once a few more deliveries have arrived, at a point the round picks.
+    while (receiver.received.length < seen + 2 + round && Date.now() < deadline) await sleep(5);
+    await sleep(round * 7);
+    run.child.kill("SIGKILL");
+    const { code, stderr } = await run.exited;
+    assert.equal(code, null, `the process ended on its own: ${stderr}`);
+    kills++;
+  }
+  const last = runIndex();
+  try {
+    const deadline = Date.now() + 90_000;
+    // Stopped only once it runs its deliverer (whose connections name it), not while it starts.
+    for (;;) {
+      if (Date.now() > deadline) throw new Error("timed out waiting for the deliverer to start");
+      const [running] = await db.sql<{ n: number }[]>`
+        SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'mintlens-webhooks'`;
+      if ((running?.n ?? 0) > 0) break;
+      await sleep(50);
+    }
+    for (;;) {
+      if (Date.now() > deadline) throw new Error("timed out waiting for the deliveries");
+      if ((await nextBlock()) > head) {
+        const latest = await latestCursor(db.sql, CHAIN_ID);
+        if ((await getWebhook(db.sql, id))?.cursor === latest) break;
+      }
+      await sleep(50);
+    }
+  } finally {
+    last.child.kill("SIGTERM");
+    const { code, stderr } = await last.exited;
+    assert.equal(code, 0, stderr);
+  }
+
+  const all: StreamEvent[] = [];
+  let cursor = 0n;
+  for (let i = 0; i < 1000; i++) {
+    const page = await readStreamEvents(db.sql, CHAIN_ID, { after: cursor, limit: 1000 });
+    all.push(...page.events);
+    if (page.next === cursor) break;
+    cursor = page.next;
+  }
+  assert.ok(all.length > 300, `the history has events (${all.length})`);
+  assert.ok(
+    receiver.received.every((d) => d.problem === undefined),
+    "every delivery verifies",
+  );
+  const accepted = receiver.received.filter((d) => d.status === 200);
+  // Every event, in order, once the repeats are set aside.
+  assert.deepEqual(
+    receiver.consumers.get(id)?.seen.map((e) => e.cursor),
+    all.map((e) => e.cursor),
+    "nothing missing",
+  );
+  // A repeat is a whole batch again, under its key: no event is in two different batches.
+  const byKey = new Map<string, string>();
+  const keyOfEvent = new Map<bigint, string>();
+  for (const d of accepted) {
+    const events = JSON.stringify(d.events.map((e) => e.cursor.toString()));
+    const before = byKey.get(d.key);
+    if (before !== undefined) assert.equal(events, before, `batch ${d.key} sent again with other events`);
+    byKey.set(d.key, events);
+    for (const e of d.events) {
+      const other = keyOfEvent.get(e.cursor);
+      assert.ok(other === undefined || other === d.key, `event ${e.cursor} in batches ${other} and ${d.key}`);
+      keyOfEvent.set(e.cursor, d.key);
+    }
+  }
+  const repeats = accepted.length - byKey.size;
+  t.diagnostic(
+    `${all.length} events in ${byKey.size} batches; ${kills} kills, ${repeats} batches sent again`,
+  );
+  assert.ok(repeats <= kills, `${repeats} batches repeated after ${kills} kills`);
+});
