@@ -20,9 +20,11 @@ import { generateHistory, historyGenesisTimestamp, runLiveActivity } from "../de
 import { startDemoMetadataServer } from "../demo/metadata-server.ts";
 import { DEMO_METADATA_NAMES, moveGoneMetadata, pointDemoMetadata } from "../demo/metadata-setup.ts";
 import { startAnvil } from "../devchain/anvil.ts";
+import { parseAllowList } from "../metadata/ssrf.ts";
 import { collectionSummaries } from "../store/read/summary.ts";
 import { insertApiKey } from "../store/tables/api-keys.ts";
 import { ensureChain } from "../store/tables/chain-state.ts";
+import { createWebhookMetrics } from "../webhooks/metrics.ts";
 import { addApiOptions, serveApi } from "./api-runner.ts";
 import { startMetadataWorkers } from "./metadata-runner.ts";
 import { openBlobStore } from "./open-blob-store.ts";
@@ -231,6 +233,7 @@ async function runDemo(flags: DemoFlags, lifecycle: Lifecycle, environment: Envi
       tokenId: held?.id ?? "1",
       holder: held ? `0x${Buffer.from(held.holder).toString("hex")}` : collection,
       punks: contracts.punks.address.toLowerCase(),
+      dataDir,
     });
     for (const line of lines) display.print(line);
   };
@@ -277,8 +280,16 @@ async function runDemo(flags: DemoFlags, lifecycle: Lifecycle, environment: Envi
     },
     onRateSourcesLeftOut: metrics.setRateSourcesLeftOut,
     signal,
+    // Everything the demo runs is on this machine: a bot to try webhooks with is too.
+    webhooks: {
+      settings: { allow: parseAllowList(DEMO_WEBHOOK_ALLOW) },
+      metrics: createWebhookMetrics(metrics.registry),
+    },
   });
 }
+
+/** Where the demo delivers webhooks although the addresses are private: this machine. */
+const DEMO_WEBHOOK_ALLOW = ["127.0.0.0/8", "::1"];
 
 /** What the demo prints for a newcomer to paste: a key, and a REST, a gRPC and an OpenAPI example. */
 export function tryItLines(o: {
@@ -292,11 +303,14 @@ export function tryItLines(o: {
   holder: string;
   /** The CryptoPunks market: the floor example (its open offers are on chain). */
   punks: string;
+  /** The demo's data directory (`--data-dir`), where `mintlens webhooks` finds its database. */
+  dataDir: string;
 }): string[] {
   const cwd = process.cwd();
   // By name, not 127.0.0.1: TLS clients may not check a certificate against an IP address.
   const grpcAddress = o.grpcAddress.replace(/^127\.0\.0\.1:/, "localhost:");
-  const cert = o.certPath.startsWith(`${cwd}/`) ? o.certPath.slice(cwd.length + 1) : o.certPath;
+  const relative = (path: string) => (path.startsWith(`${cwd}/`) ? path.slice(cwd.length + 1) : path);
+  const cert = relative(o.certPath);
   return [
     "",
     `demo: the API is up. Your key (user ${DEMO_USER}; shown once, made again on each run):`,
@@ -339,6 +353,10 @@ export function tryItLines(o: {
     "demo: the sales as they are indexed, live, from the event stream (the key from MINTLENS_API_KEY; Ctrl-C stops it):",
     "",
     `  npm run -s mintlens -- watch --kind sale --address ${grpcAddress} --ca ${cert}`,
+    "",
+    "demo: the same sales POSTed to a URL of yours as they are indexed (a webhook: signed, retried, in order; see docs/webhooks.md):",
+    "",
+    `  npm run -s mintlens -- webhooks add http://127.0.0.1:9000/ --chain ${DEMO_CHAIN_NAME} --kind sale --webhook-allow 127.0.0.1 --data-dir ${relative(o.dataDir)}`,
     "",
     `demo: or with grpcurl (reflection is on): grpcurl -cacert ${cert} -H "x-api-key: $MINTLENS_API_KEY" ${grpcAddress} list`,
     `demo: the OpenAPI document of every operation: ${o.restUrl}/openapi.json`,

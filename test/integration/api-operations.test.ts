@@ -1211,6 +1211,7 @@ describe("the demo's examples", () => {
       tokenId: held.id,
       holder: `0x${Buffer.from(held.holder).toString("hex")}`,
       punks: f.history.contracts.punks.address.toLowerCase(),
+      dataDir: ".mintlens/demo",
     });
     const urls = lines.flatMap((line) => {
       const url = /curl .*"(http[^"]+)"/.exec(line)?.[1];
