@@ -68,6 +68,9 @@ async function serve(): Promise<{ child: ChildProcess; rest: string; grpcPort: n
       "0",
       "--metrics-port",
       "off",
+      // Both consumers read the whole history with one key: its limit is another test's subject.
+      "--rate-limit",
+      "0",
     ],
     {
       cwd: ROOT,

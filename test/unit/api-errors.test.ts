@@ -7,6 +7,7 @@ import { describe, test } from "node:test";
 import fc from "fast-check";
 import {
   type ApiError,
+  FailedPreconditionError,
   GrpcCode,
   HTTP_STATUS,
   httpErrorResponse,
@@ -28,6 +29,7 @@ describe("errors map to gRPC codes and HTTP statuses as the interface decides", 
         ["3", 400],
         ["5", 404],
         ["8", 429],
+        ["9", 400],
         ["13", 500],
         ["14", 503],
         ["16", 401],
@@ -41,6 +43,7 @@ describe("errors map to gRPC codes and HTTP statuses as the interface decides", 
       [new NotFoundError("nft not found"), 5, 404],
       [new UnauthenticatedError(), 16, 401],
       [new ResourceExhaustedError(2), 8, 429],
+      [new FailedPreconditionError("cursor 5 was pruned", 9n), 9, 400],
       [new InternalError(), 13, 500],
       [new UnavailableError(), 14, 503],
     ];
