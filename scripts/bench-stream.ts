@@ -14,7 +14,7 @@
  * Take /tmp/mintlens-cpu.lock around it on a shared machine.
  */
 import { spawnSync } from "node:child_process";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import postgres from "postgres";
@@ -101,12 +101,16 @@ async function withApi<T>(
   url: string,
   chainId: number,
   log: string,
-  run: (api: ApiProcess, key: string, grpcAddress: string) => Promise<T>,
+  run: (api: ApiProcess, key: string, grpc: (onEvent: OnEvent, after: string) => Consumer) => Promise<T>,
 ): Promise<T> {
   const key = await createApiKey(url, "bench-stream");
   const api = await startApi({ databaseUrl: url, chainName: "bench", chainId, logFile: log });
+  // `mintlens serve` generates its gRPC certificate in its data directory, the default one here.
+  const cert = readFileSync(resolve(".mintlens/tls/grpc-cert.pem"));
   try {
-    return await run(api, key, api.grpcAddress);
+    return await run(api, key, (onEvent, after) =>
+      grpcConsumer(api.grpcAddress, cert, key, { after }, onEvent),
+    );
   } finally {
     await api.stop();
   }
@@ -159,7 +163,7 @@ async function backfill(server: Server): Promise<void> {
       for (const transport of order) {
         const open =
           transport === "gRPC"
-            ? (onEvent: OnEvent) => grpcConsumer(grpc, key, { after: "0" }, onEvent)
+            ? (onEvent: OnEvent) => grpc(onEvent, "0")
             : (onEvent: OnEvent) => sseConsumer(`${api.url}/v1beta2/stream/events?after=0`, key, onEvent);
         const result = await backfillOnce(open, expected, api.pid);
         results[transport]?.push(result);
@@ -235,7 +239,7 @@ async function latency(server: Server): Promise<void> {
           if (commit !== undefined && commit >= connectedAt) latencies[transport]?.push(at - commit);
         };
       const consumers = [
-        grpcConsumer(grpc, key, { after: "now" }, record("gRPC")),
+        grpc(record("gRPC"), "now"),
         sseConsumer(`${api.url}/v1beta2/stream/events?after=now`, key, record("SSE")),
       ];
       // Events of batches committed before both streams were open are not timed.

@@ -31,13 +31,17 @@ function blockOf(event: StreamEvent): number {
   return Number(e.value?.place?.blockNumber ?? 0n);
 }
 
+/** `address` is the server's `host:port`; `cert` the PEM certificate its TLS presents (self-signed). */
 export function grpcConsumer(
   address: string,
+  cert: Buffer,
   key: string,
   request: Partial<Pick<StreamEventsRequest, "after" | "kinds">>,
   onEvent: OnEvent,
 ): Consumer {
-  const client = new grpc.Client(address, grpc.credentials.createInsecure(), {
+  // By name: the generated certificate is for localhost, not an IP address.
+  const target = address.replace(/^127\.0\.0\.1:/, "localhost:");
+  const client = new grpc.Client(target, grpc.credentials.createSsl(cert), {
     "grpc.max_receive_message_length": 64 * 1024 * 1024,
   });
   const metadata = new grpc.Metadata();
