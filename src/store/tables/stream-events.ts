@@ -12,7 +12,7 @@
  */
 import type { Address } from "../../core/hex.ts";
 import type { StoredTrade, StreamRow } from "../../core/stream-events.ts";
-import { bulkRows, freeText, joinColumn } from "../pg/bulk-rows.ts";
+import { bulkRows, type JsonRows, joinColumn, jsonRows } from "../pg/bulk-rows.ts";
 import { bare, type Queryable, type Sql, toHex } from "../pg/database.ts";
 import type { Statement } from "../pg/session.ts";
 import type { SaleRow } from "./sales.ts";
@@ -24,7 +24,7 @@ const TRADE = 1;
 /** A batch's trades as the columns of the outbox's insert (see `bulkRows`). */
 export interface EncodedStreamTrades {
   count: number;
-  columns: Record<string, string | ReturnType<typeof freeText>>;
+  columns: Record<string, string | JsonRows>;
 }
 
 /**
@@ -74,7 +74,7 @@ export function encodeStreamTrades(rows: readonly SaleRow[]): EncodedStreamTrade
       q: joinColumn(rows.map((r) => r.quantity)),
       tx: joinColumn(rows.map((r) => bare(r.txHash))),
       tm: joinColumn(rows.map((r) => r.time)),
-      j: freeText(trades.map((t) => JSON.stringify(t))),
+      j: jsonRows(trades),
     },
   };
 }
