@@ -66,7 +66,8 @@ function failureOf(status: number): ApiFailure {
 export function retryAfterSeconds(header: string | null, now: number = Date.now()): number {
   if (header === null) return DEFAULT_RETRY_SECONDS;
   const seconds = Number(header);
-  if (Number.isFinite(seconds) && seconds >= 0) return Math.min(seconds, 60);
+  if (header.trim() !== "" && Number.isFinite(seconds))
+    return seconds >= 0 ? Math.min(seconds, 60) : DEFAULT_RETRY_SECONDS;
   const date = Date.parse(header);
   if (Number.isNaN(date)) return DEFAULT_RETRY_SECONDS;
   return Math.min(Math.max(0, (date - now) / 1000), 60);
@@ -104,7 +105,9 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     await acquire();
     try {
       signal?.throwIfAborted();
-      return await fetch(path, { headers: { "X-API-Key": options.key }, signal, cache: "no-store" });
+      // Never from the browser's cache: a page fetched again after a new block wants the new data.
+      const init = { headers: { "X-API-Key": options.key }, signal, cache: "no-store" } as RequestInit;
+      return await fetch(path, init);
     } catch (error) {
       if (signal?.aborted) throw error;
       throw new ApiError("unreachable", "The API cannot be reached: is Mintlens running?", 0);

@@ -41,12 +41,8 @@ export function KeyForm({ refused, onKey }: { refused: boolean; onKey(key: strin
         />
         <button type="submit">Use this key</button>
         <p class="hint">
-          <code>npm start</code> prints a key for the demo;{" "}
-          <code>
-            mintlens keys create <code>mintlens keys create</code> makes one.lt;user
-            <code>mintlens keys create</code> makes one.gt;
-          </code>{" "}
-          makes one.
+          <code>npm start</code> prints a key for the demo; <code>mintlens keys create {"<user>"}</code> makes
+          one.
         </p>
       </form>
     </main>
