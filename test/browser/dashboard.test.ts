@@ -226,6 +226,8 @@ describe("the dashboard in a browser", () => {
     await first.click();
     await rendered("collection");
     assert.ok(page.url().includes(`#/collection/${address}`), page.url());
+    // The README's picture (docs/images/dashboard-collection.png): the busiest collection.
+    await screenshot("collection-ranked");
     const token = page.locator('[data-table="sales"] tbody tr').first().locator('a[href^="#/nft/"]');
     const href = (await token.getAttribute("href")) ?? "";
     await token.click();

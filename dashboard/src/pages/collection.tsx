@@ -151,7 +151,9 @@ export function CollectionPage({
           <Figure
             term="Floor"
             value={
-              price?.totalNative ? `${amount(price.totalNative)} (${usd(price.totalUsd)})` : "none known"
+              price?.totalNative
+                ? `${amount(price.totalNative)}${price.totalUsd ? ` (${usd(price.totalUsd)})` : ""}`
+                : "none known"
             }
           />
           <Figure term="Transfers" value={count(totals.data?.transfersCount)} />
