@@ -273,6 +273,47 @@ describe("the dashboard in a browser", () => {
     assert.ok(takeProblems().every((p) => p.includes("404")));
   });
 
+  test("a 429 is retried after its Retry-After; an API that cannot be reached is said plainly", async () => {
+    const collection = f.history.contracts.erc721.address.toLowerCase();
+    // The first owners request is refused as over the limit; the page waits and asks again.
+    let refused = 0;
+    let retried = 0;
+    await page.route("**/owners_list?*", async (route) => {
+      if (refused === 0) {
+        refused++;
+        await route.fulfill({
+          status: 429,
+          headers: { "retry-after": "1", "content-type": "application/json" },
+          body: '{"code":8,"message":"rate limit exceeded","details":[]}',
+        });
+        return;
+      }
+      retried++;
+      await route.continue();
+    });
+    const started = performance.now();
+    await go(
+      `#/collection/${collection}?duration=DURATION_1_DAY&period=GROUP_BY_PERIOD_1_HOUR`,
+      "collection",
+    );
+    await page.unrouteAll();
+    assert.equal(refused, 1);
+    assert.ok(retried >= 1, "the owners were asked again");
+    assert.ok(performance.now() - started >= 900, "after the second Retry-After asked for");
+    assert.ok(takeProblems().every((p) => p.includes("429")));
+
+    await page.route("**/v1beta2/**", (route) => route.abort("connectionrefused"));
+    try {
+      await go(`#/nft/${collection}/1`, "nft");
+      assert.match(await page.innerText("main"), /cannot be reached/);
+      await page.waitForSelector('.live[data-live="offline"]', { timeout: RENDER_TIMEOUT_MS });
+    } finally {
+      await page.unrouteAll();
+    }
+    await page.waitForSelector('.live[data-live="live"]', { timeout: RENDER_TIMEOUT_MS });
+    takeProblems();
+  });
+
   test("a sale made on the chain shows on the open collection page without a reload", async () => {
     const collection = f.history.contracts.erc721.address.toLowerCase();
     const salesPath = `/foundational/v1beta2/transfers/nft?contractAddress=${collection}&labelsAny=LABEL_SALE&limit=10`;
@@ -328,6 +369,24 @@ describe("the dashboard in a browser", () => {
       }
     } finally {
       await page.setViewportSize({ width: 1200, height: 900 });
+    }
+    assert.deepEqual(takeProblems(), []);
+  });
+
+  test("in the dark scheme too, axe finds no serious violation (contrast included)", async () => {
+    const collection = f.history.contracts.erc721.address.toLowerCase();
+    await page.emulateMedia({ colorScheme: "dark" });
+    try {
+      for (const [hash, name] of [
+        ["#/", "top"],
+        [`#/collection/${collection}`, "collection"],
+      ] as const) {
+        await go(hash, name);
+        assert.deepEqual(await axeViolations(), [], name);
+        await screenshot(`${name}-dark`);
+      }
+    } finally {
+      await page.emulateMedia({ colorScheme: "light" });
     }
     assert.deepEqual(takeProblems(), []);
   });

@@ -62,6 +62,16 @@ export function NftPage({ address, tokenId }: { address: string; tokenId: string
       </>
     );
   }
+  if (details.error && details.data === undefined) {
+    return (
+      <>
+        <h1>Token #{shortToken(tokenId)}</h1>
+        <p class="status error" role="alert">
+          Could not load the NFT: {details.error.message}
+        </p>
+      </>
+    );
+  }
   const nft = details.data?.nft;
   const meta = nft?.metadata;
   const title = meta?.name || `${nft?.collection?.name || "Token"} #${shortToken(tokenId)}`;
