@@ -27,7 +27,7 @@ export interface Loaded<T> {
 /**
  * The answer to a GET of `path` (none while `path` is null), fetched again whenever the block
  * moves: the page shows what was indexed since, without a reload. The previous answer stays on
- * the page until the new one arrives, so nothing flickers.
+ * the page until the new one arrives, so nothing flickers, and stays when a refresh fails.
  */
 export function useApi<T>(path: string | null): Loaded<T> {
   const { client, block } = useSession();
@@ -51,7 +51,12 @@ export function useApi<T>(path: string | null): Loaded<T> {
       },
       (error: unknown) => {
         if (abort.signal.aborted) return;
-        setState((before) => ({ data: before.data, error: error as ApiError, loading: false }));
+        // A refresh that fails keeps the data shown: the header says the API is unreachable.
+        setState((before) =>
+          before.data !== undefined && shown.current === path
+            ? before
+            : { data: undefined, error: error as ApiError, loading: false },
+        );
       },
     );
     return () => abort.abort();
