@@ -8,14 +8,16 @@ import { fileURLToPath } from "node:url";
 
 export const ROOT = fileURLToPath(new URL("..", import.meta.url));
 
-export const TIERS = ["unit", "integration", "process", "generated"] as const;
+export const TIERS = ["unit", "integration", "process", "browser", "generated"] as const;
 export type Tier = (typeof TIERS)[number];
 
 export const TIER_CONTENTS: Record<Tier, string> = {
   unit: "pure code: no anvil, no PostgreSQL, no server, no child process",
   integration: "anvil, PostgreSQL and servers on loopback, all from the test's own process",
   process: "the mintlens command run as a child process: signals, exit codes, kill -9, the real start",
-  generated: "committed generated files (contract artifacts, src/gen, openapi) are those of their sources",
+  browser: "the dashboard in headless Chromium, against an API on loopback over indexed demo data",
+  generated:
+    "committed generated files (contract artifacts, src/gen, openapi, dashboard/dist) are those of their sources",
 };
 
 /** What makes a file use the test database server: MINTLENS_TEST_DATABASE_URL or the embedded one. */

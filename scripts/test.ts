@@ -4,7 +4,7 @@
  * One report for the whole run, closing with node's own summary (`# pass N`, `# fail N`).
  *
  * Usage: node --import tsx scripts/test.ts [tier ...] [--database-only]
- *   tier             unit, integration, process or generated; default every tier, after the check
+ *   tier             unit, integration, process, browser or generated; default every tier, after the check
  *   --database-only  only the files that use the test database server (MINTLENS_TEST_DATABASE_URL,
  *                    else an embedded PostgreSQL): a second server needs no other file run again
  *   --durations      every file's time, slowest first, instead of the slowest few

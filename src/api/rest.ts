@@ -1,7 +1,7 @@
 /**
  * The REST adapter: a fastify server whose API routes are built from the `.proto` http rules,
- * each calling its operation through the guard. Besides them, without a key: `/healthz`,
- * `/readyz`, the OpenAPI document and the `.proto` files it was generated from.
+ * each calling its operation through the guard. Besides them, without a key: the dashboard at `/`,
+ * `/healthz`, `/readyz`, the OpenAPI document and the `.proto` files it was generated from.
  */
 import { readFileSync } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
@@ -11,6 +11,7 @@ import Fastify, { type FastifyInstance, type FastifyReply } from "fastify";
 import type { Logger } from "../core/logger.ts";
 import type { IndexedBlock } from "../store/read/version.ts";
 import { blockTags, MIN_BLOCK_QUERY, parseMinBlock } from "./block-tags.ts";
+import { addDashboardRoutes } from "./dashboard.ts";
 import {
   type ApiError,
   BehindError,
@@ -200,6 +201,7 @@ export async function createRestServer(options: RestServerOptions): Promise<Fast
     return sendError(reply, apiError);
   });
 
+  addDashboardRoutes(app, (reply) => sendError(reply, new NotFoundError("no such file")));
   app.get("/healthz", (_request, reply) => {
     reply.type(JSON_TYPE).send('{"status":"SERVING"}');
   });

@@ -291,7 +291,7 @@ async function runDemo(flags: DemoFlags, lifecycle: Lifecycle, environment: Envi
 /** Where the demo delivers webhooks although the addresses are private: this machine. */
 const DEMO_WEBHOOK_ALLOW = ["127.0.0.0/8", "::1"];
 
-/** What the demo prints for a newcomer to paste: a key, and a REST, a gRPC and an OpenAPI example. */
+/** What the demo prints for a newcomer: the dashboard's address, a key, and a REST, a gRPC and an OpenAPI example. */
 export function tryItLines(o: {
   key: string;
   restUrl: string;
@@ -312,6 +312,8 @@ export function tryItLines(o: {
   const relative = (path: string) => (path.startsWith(`${cwd}/`) ? path.slice(cwd.length + 1) : path);
   const cert = relative(o.certPath);
   return [
+    "",
+    `demo: the dashboard is at ${o.restUrl}/ (paste the key below when it asks for one)`,
     "",
     `demo: the API is up. Your key (user ${DEMO_USER}; shown once, made again on each run):`,
     "",

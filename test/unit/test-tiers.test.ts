@@ -30,6 +30,8 @@ const SERVES = [
   "test/support/fault-proxy.ts",
 ];
 const STARTS_MINTLENS = ["test/support/mintlens-process.ts", "node:child_process"];
+/** What drives a browser: only the browser tier does, so that the other tiers need no Chromium. */
+const BROWSER = "playwright-core";
 
 describe("test tiers", () => {
   test("every test file is in a tier", () => {
@@ -75,6 +77,17 @@ describe("test tiers", () => {
         reached.includes("test/support/mintlens-process.ts") || own.length > 0,
         `${file} starts no process`,
       );
+    }
+  });
+
+  test("browser tests drive a browser, and only they do", () => {
+    const files = tierFiles("browser");
+    assert.ok(files.length > 0, "the browser tier has tests");
+    for (const file of files) assert.ok(reachable(file).has(BROWSER), `${file} drives no browser`);
+    for (const tier of ["unit", "integration", "process", "generated"] as const) {
+      for (const file of tierFiles(tier)) {
+        assert.ok(!reachable(file).has(BROWSER), `${file} drives a browser: move it to test/browser`);
+      }
     }
   });
 });
