@@ -28,6 +28,8 @@ export function TopPage({ metric, duration }: { metric: Metric; duration: Durati
     location.hash = routeHash({ page: "top", metric: m, duration: d });
   };
   const metricName = enumWords(metric, "METRIC_");
+  // Beside the ranked value, the volume; or, when the volume is what is ranked, the number of sales.
+  const byVolume = metric === "METRIC_SALES_VOLUME";
   return (
     <>
       <h1>Top collections</h1>
@@ -67,10 +69,10 @@ export function TopPage({ metric, duration }: { metric: Metric; duration: Durati
                   <th scope="col">#</th>
                   <th scope="col">Collection</th>
                   <th scope="col" class="num">
-                    {metricName}
+                    {metricName.charAt(0).toUpperCase() + metricName.slice(1)}
                   </th>
                   <th scope="col" class="num">
-                    Volume
+                    {byVolume ? "Sales" : "Volume"}
                   </th>
                   <th scope="col">Trend</th>
                 </tr>
@@ -85,7 +87,7 @@ export function TopPage({ metric, duration }: { metric: Metric; duration: Durati
                     <td class="num">
                       {metric === "METRIC_SALES_QUANTITY" ? count(c.metricValue) : amount(c.metricValue)}
                     </td>
-                    <td class="num">{amount(c.salesVolume)}</td>
+                    <td class="num">{byVolume ? count(c.salesCount) : amount(c.salesVolume)}</td>
                     <td>
                       <Sparkline
                         address={c.contractAddress}
