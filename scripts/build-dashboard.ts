@@ -53,6 +53,9 @@ export async function buildDashboard(): Promise<Map<string, string>> {
     entryNames: "[name]-[hash]",
     outdir: DASHBOARD_OUT,
     legalComments: "none",
+    // Paths enter the content hashes: a checkout whose node_modules is a link elsewhere must build
+    // the same names as one whose node_modules is its own.
+    preserveSymlinks: true,
     charset: "utf8",
     write: false,
     logLevel: "silent",
