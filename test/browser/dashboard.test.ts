@@ -8,15 +8,24 @@
  * server, and the bundle's size, are printed (`# dashboard …`), not asserted.
  */
 import assert from "node:assert/strict";
-import { mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { DASHBOARD_DIST } from "../../src/api/dashboard.ts";
+import { createChainClient } from "../../src/chain/client.ts";
+import { silentLogger } from "../../src/core/logger.ts";
 import { runLiveActivity } from "../../src/demo/activity.ts";
+import { startDemoMetadataServer } from "../../src/demo/metadata-server.ts";
+import { DEMO_METADATA_NAMES, pointDemoMetadata } from "../../src/demo/metadata-setup.ts";
+import { createBlobStore } from "../../src/media/blobs.ts";
+import { createFetcher } from "../../src/metadata/fetch.ts";
+import { parseAllowList } from "../../src/metadata/ssrf.ts";
+import { runMetadataWorker } from "../../src/metadata/worker.ts";
 import { API_CHAIN_ID, type ApiFixture, startApiFixture } from "../support/api-fixture.ts";
 import { indexUntil } from "../support/indexing.ts";
 
@@ -33,6 +42,8 @@ const SHOW_TIMEOUT_MS = 15_000;
 const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
 
 let f: ApiFixture;
+/** The image cache the API serves and the metadata worker of the metadata test fills. */
+const blobDir = mkdtempSync(join(tmpdir(), "mintlens-dashboard-blobs-"));
 let browser: Browser;
 let page: Page;
 const stop = new AbortController();
@@ -106,7 +117,7 @@ async function screenshot(name: string): Promise<void> {
 
 before(async () => {
   mkdirSync(ARTIFACTS, { recursive: true });
-  f = await startApiFixture({ days: 3, seed: "dashboard" });
+  f = await startApiFixture({ days: 3, seed: "dashboard", blobs: createBlobStore(blobDir) });
   // The indexer follows the chain, so that a sale made during the test reaches the API.
   indexer = indexUntil({ sql: f.sql, rpcUrl: f.anvil.url, chainId: API_CHAIN_ID, signal: stop.signal });
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
@@ -128,6 +139,7 @@ after(async () => {
   await browser?.close();
   await indexer?.catch(() => undefined);
   await f?.close();
+  rmSync(blobDir, { recursive: true, force: true });
 });
 
 describe("the dashboard in a browser", () => {
@@ -389,6 +401,94 @@ describe("the dashboard in a browser", () => {
       await page.emulateMedia({ colorScheme: "light" });
     }
     assert.deepEqual(takeProblems(), []);
+  });
+
+  test("an NFT with its fetched metadata: its image served by Mintlens, its traits and its rarity as the API gives them", async () => {
+    const server = await startDemoMetadataServer(DEMO_METADATA_NAMES);
+    const collection = f.history.contracts.erc721.address.toLowerCase();
+    const client = createChainClient({ url: f.anvil.url });
+    const stopWorker = new AbortController();
+    try {
+      // The demo's collections point at its metadata server; the worker fetches their documents and
+      // images into the API's image cache, and ranks the collections as it goes.
+      await pointDemoMetadata(f.anvil.url, f.history.contracts, server);
+      const [held] = await f.sql<{ id: string }[]>`
+        SELECT token_id::text AS id FROM token_balances
+        WHERE chain_id = ${API_CHAIN_ID} AND contract = ${Buffer.from(collection.slice(2), "hex")} AND amount > 0
+        ORDER BY token_id LIMIT 1`;
+      assert.ok(held, "the collection has a held token");
+      const worker = runMetadataWorker(
+        {
+          sql: f.sql,
+          chainId: API_CHAIN_ID,
+          client,
+          fetcher: createFetcher({
+            allow: parseAllowList([`127.0.0.1:${server.port}`]),
+            limits: { timeoutMs: 5_000 },
+          }),
+          gateways: { ipfs: server.ipfsGateway, arweave: server.arweaveGateway },
+          logger: silentLogger(),
+          idleMs: 50,
+          blobs: createBlobStore(blobDir),
+          ranking: { settleSeconds: 0, maxBehindSeconds: 0, collectionsPerPass: 100 },
+          rankEveryMs: 50,
+        },
+        stopWorker.signal,
+      );
+      const path = `/foundational/v1beta2/nfts/${collection}/${held.id}`;
+      interface Details {
+        nft: { metadata: { name: string; image: { uri: string } | null } | null };
+        rarity: { rank: string; collectionSize: string } | null;
+      }
+      let details: Details | undefined;
+      for (const deadline = Date.now() + 60_000; Date.now() < deadline; ) {
+        details = await api<Details>(`${path}/details`);
+        if (details.nft.metadata?.image?.uri.includes("/images/") && details.rarity !== null) break;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      stopWorker.abort();
+      await worker;
+      const image = details?.nft.metadata?.image?.uri;
+      assert.ok(image?.includes("/images/"), `the token's image is cached: ${JSON.stringify(details)}`);
+      const rarity = details?.rarity;
+      assert.ok(rarity, "the token is ranked");
+      const raw = await api<{ metadata: { raw: string } | null }>(`${path}/raw_metadata`);
+      const attributes = (JSON.parse(raw.metadata?.raw ?? "{}") as { attributes?: { value: unknown }[] })
+        .attributes;
+      assert.ok(attributes && attributes.length > 0, "the document has traits");
+
+      await go(`#/nft/${collection}/${held.id}`, "nft");
+      await page.waitForSelector(".nft .media img", { timeout: RENDER_TIMEOUT_MS });
+      assert.equal(await page.getAttribute(".nft .media img", "src"), image);
+      let width = 0;
+      for (const deadline = Date.now() + RENDER_TIMEOUT_MS; width === 0 && Date.now() < deadline; ) {
+        width = await page.evaluate<number>('document.querySelector(".nft .media img").naturalWidth');
+        if (width === 0) await new Promise((r) => setTimeout(r, 100));
+      }
+      assert.ok(width > 0, "the image loaded from Mintlens");
+      assert.equal(await page.innerText(".nft h1"), details?.nft.metadata?.name);
+      const shown = await page.locator(".traits li").allInnerTexts();
+      assert.equal(shown.length, attributes.length, shown.join(" | "));
+      for (const [i, attribute] of attributes.entries()) {
+        assert.ok(
+          shown[i]?.endsWith(String(attribute.value)),
+          `${shown[i]} shows ${String(attribute.value)}`,
+        );
+      }
+      assert.match(
+        await page.innerText(".nft dl"),
+        new RegExp(
+          `rank ${Number(rarity.rank).toLocaleString("en-US")} of ${Number(rarity.collectionSize).toLocaleString("en-US")}`,
+        ),
+      );
+      assert.deepEqual(await axeViolations(), []);
+      assert.deepEqual(takeProblems(), []);
+      await screenshot("nft-with-metadata");
+    } finally {
+      stopWorker.abort();
+      await client.close();
+      await server.close();
+    }
   });
 
   test("each page's first render with a warm server, and the bundle's size (printed, not asserted)", async () => {

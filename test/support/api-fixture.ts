@@ -3,6 +3,7 @@
  * fixture of the API tests. REST is called with node's fetch; gRPC with a grpc-js client loaded
  * from the published `.proto` files, as a client of the project would build it (grpc-client.ts).
  */
+
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -15,6 +16,7 @@ import { loadTls, type TlsMaterial } from "../../src/api/tls.ts";
 import { silentLogger } from "../../src/core/logger.ts";
 import type { HistorySummary } from "../../src/demo/activity.ts";
 import type { Anvil } from "../../src/devchain/anvil.ts";
+import type { BlobStore } from "../../src/media/blobs.ts";
 import { connectDatabase, type Sql } from "../../src/store/pg/database.ts";
 import { insertApiKey } from "../../src/store/tables/api-keys.ts";
 import { createTestDatabase, stopTestServer, type TestDatabase } from "./database.ts";
@@ -62,6 +64,8 @@ export interface ApiFixtureOptions {
   statementTimeoutMs?: number;
   /** The live event stream's limits and timings. */
   streams?: StreamOptions;
+  /** The image cache the API serves at `/images/` (a metadata worker the test runs fills it). */
+  blobs?: BlobStore;
 }
 
 export async function startApiFixture(options: ApiFixtureOptions): Promise<ApiFixture> {
@@ -112,6 +116,7 @@ export async function startApiFixture(options: ApiFixtureOptions): Promise<ApiFi
     logger: silentLogger(),
     versionPollMs: options.versionPollMs ?? 200,
     ...(options.streams ? { streams: options.streams } : {}),
+    ...(options.blobs ? { blobs: options.blobs } : {}),
   });
   const served = api.chains[0];
   if (served === undefined) throw new Error("no chain served");
