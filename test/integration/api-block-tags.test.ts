@@ -532,7 +532,9 @@ test("the tags a client of one process sees never go back while the indexer foll
     // Until the head has moved a few times under the client, however busy the machine is.
     const deadline = Date.now() + 20_000;
     const moved = () => new Set(seen.map((t) => t.number)).size >= 4;
+    // Paced, so that the count does not run out before a slow indexer has moved the head.
     for (let i = 0; i < 2000 && Date.now() < deadline && (i < 80 || !moved()); i++) {
+      if (i > 0) await sleep(10);
       if (i % 2 === 0) {
         const answer = await f.rest("/foundational/v1beta2/contracts?limit=1");
         assert.equal(answer.status, 200);
@@ -594,7 +596,9 @@ test("a client that reads with minBlock = the highest block it has seen never go
   try {
     // Until the head has moved a few times under the client, however busy the machine is.
     const deadline = Date.now() + 20_000;
-    for (let i = 0; i < 400 && Date.now() < deadline && (i < 40 || new Set(seen).size < 4); i++) {
+    // Paced, so that the count does not run out before a slow indexer has moved the head.
+    for (let i = 0; i < 1_000 && Date.now() < deadline && (i < 40 || new Set(seen).size < 4); i++) {
+      if (i > 0) await sleep(20);
       const server = servers[i % 2] as string;
       const answer = await get(server, `/foundational/v1beta2/contracts?limit=1&minBlock=${highest}`);
       assert.equal(answer.status, 200, JSON.stringify(answer.body));
