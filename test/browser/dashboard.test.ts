@@ -448,6 +448,8 @@ describe("the dashboard in a browser", () => {
       }
       stopWorker.abort();
       await worker;
+      // A pass that was running when the worker was stopped may have ranked the collection again.
+      details = await api<Details>(`${path}/details`);
       const image = details?.nft.metadata?.image?.uri;
       assert.ok(image?.includes("/images/"), `the token's image is cached: ${JSON.stringify(details)}`);
       const rarity = details?.rarity;
