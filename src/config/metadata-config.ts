@@ -1,6 +1,7 @@
 /** The metadata worker's configuration: gateways, the allow-list of private addresses, concurrency, connections. */
 import { ConfigError } from "./config.ts";
 import type { Variables } from "./environment.ts";
+import { listOption, wholeNumber } from "./option-values.ts";
 
 export interface MetadataConfig {
   ipfsGateway: string;
@@ -42,14 +43,8 @@ export function parseMetadataConfig(input: MetadataConfigInput, env: Variables):
       problems.push(`${label}: ${value} is not an http(s) URL`);
     return value.replace(/\/+$/, "");
   };
-  const count = (label: string, value: string | undefined, fallback: number) => {
-    if (value === undefined) return fallback;
-    if (!/^\d{1,4}$/.test(value) || Number(value) < 1) {
-      problems.push(`${label}: ${value} is not a whole number from 1 to 9999`);
-      return fallback;
-    }
-    return Number(value);
-  };
+  const count = (label: string, value: string | undefined, fallback: number) =>
+    wholeNumber(problems, label, value, fallback, { min: 1, max: 9999 });
   const config: MetadataConfig = {
     ipfsGateway: gateway(
       "ipfs gateway",
@@ -59,10 +54,7 @@ export function parseMetadataConfig(input: MetadataConfigInput, env: Variables):
       "arweave gateway",
       input.arweaveGateway ?? env.MINTLENS_ARWEAVE_GATEWAY ?? METADATA_DEFAULTS.arweaveGateway,
     ),
-    allow: (input.metadataAllow ?? (env.MINTLENS_METADATA_ALLOW ?? "").split(","))
-      .flatMap((v) => v.split(","))
-      .map((v) => v.trim())
-      .filter((v) => v !== ""),
+    allow: listOption(input.metadataAllow, env.MINTLENS_METADATA_ALLOW),
     concurrency: count(
       "metadata concurrency",
       input.metadataConcurrency ?? env.MINTLENS_METADATA_CONCURRENCY,

@@ -4,6 +4,7 @@
  */
 import { ConfigError } from "./config.ts";
 import type { Variables } from "./environment.ts";
+import { listOption, wholeNumber } from "./option-values.ts";
 
 export interface WebhookConfig {
   /** Whether a deliverer runs beside each indexer. */
@@ -43,23 +44,13 @@ export const WEBHOOK_DEFAULTS = {
 
 /** Addresses of `--webhook-allow` (repeatable, or comma-separated) or MINTLENS_WEBHOOK_ALLOW. */
 export function webhookAllow(input: Pick<WebhookConfigInput, "webhookAllow">, env: Variables): string[] {
-  return (input.webhookAllow ?? (env.MINTLENS_WEBHOOK_ALLOW ?? "").split(","))
-    .flatMap((v) => v.split(","))
-    .map((v) => v.trim())
-    .filter((v) => v !== "");
+  return listOption(input.webhookAllow, env.MINTLENS_WEBHOOK_ALLOW);
 }
 
 export function parseWebhookConfig(input: WebhookConfigInput, env: Variables): WebhookConfig {
   const problems: string[] = [];
-  const whole = (label: string, value: string | undefined, fallback: number, min: number) => {
-    if (value === undefined) return fallback;
-    const n = /^\d{1,10}$/.test(value) ? Number(value) : Number.NaN;
-    if (!(n >= min)) {
-      problems.push(`${label}: ${value} is not a whole number of at least ${min}`);
-      return fallback;
-    }
-    return n;
-  };
+  const whole = (label: string, value: string | undefined, fallback: number, min: number) =>
+    wholeNumber(problems, label, value, fallback, { min });
   const switched = (input.webhooks ?? env.MINTLENS_WEBHOOKS ?? "on").trim().toLowerCase();
   if (switched !== "on" && switched !== "off") problems.push(`webhooks: ${switched} is not on or off`);
   const pauseAfter = input.webhookPauseAfter ?? env.MINTLENS_WEBHOOK_PAUSE_AFTER;

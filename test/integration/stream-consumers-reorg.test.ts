@@ -19,35 +19,17 @@ import { type RunningApi, startApi } from "../../src/api/server.ts";
 import { loadTls, type TlsMaterial } from "../../src/api/tls.ts";
 import { silentLogger } from "../../src/core/logger.ts";
 import type { StreamEvent } from "../../src/core/stream-events.ts";
-import { generateHistory, historyGenesisTimestamp } from "../../src/demo/history.ts";
+import { historyGenesisTimestamp } from "../../src/demo/history.ts";
 import { type Anvil, startAnvil } from "../../src/devchain/anvil.ts";
-import { toHex } from "../../src/store/pg/database.ts";
 import { readStreamEvents } from "../../src/store/read/stream-events.ts";
 import { insertApiKey } from "../../src/store/tables/api-keys.ts";
 import { createTestDatabase, stopTestServer, type TestDatabase } from "../support/database.ts";
-import { indexUntil } from "../support/indexing.ts";
+import { indexUntil, nextIndexedBlock } from "../support/indexing.ts";
+import { runReorganisingHistory, storeTruth, until } from "../support/reorganising-chain.ts";
 import { openGrpcStream, openSseStream } from "../support/stream-clients.ts";
 import { StreamConsumer } from "../support/stream-consumer.ts";
 
 const CHAIN_ID = 31337;
-
-async function rpc<T>(url: string, method: string, params: unknown[] = []): Promise<T> {
-  const response = await fetch(url, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
-  });
-  return ((await response.json()) as { result: T }).result;
-}
-
-/** Waits, bounded in time, until `done` holds. */
-async function until(what: string, done: () => Promise<boolean> | boolean, ms = 30_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await done())) {
-    if (Date.now() > end) throw new Error(`timed out waiting until ${what}`);
-    await sleep(20);
-  }
-}
 
 let db: TestDatabase;
 let anvil: Anvil;
@@ -85,11 +67,6 @@ after(async () => {
   if (tlsDir) rmSync(tlsDir, { recursive: true, force: true });
 });
 
-const nextBlock = async () => {
-  const [row] = await db.sql<{ next_block: string }[]>`
-    SELECT next_block FROM chains WHERE chain_id = ${CHAIN_ID}`;
-  return Number(row?.next_block ?? 0);
-};
 const latest = async () => (await readStreamEvents(db.sql, CHAIN_ID, { after: "now", limit: 1 })).next;
 
 /** The p99 of a list of ms. */
@@ -104,7 +81,7 @@ test("a gRPC and an SSE consumer applying the stream through reorganisations end
     signal: indexing.signal,
     tuning: { maxBlocksPerBatch: 3, pollIntervalMs: 50 },
   });
-  await until("the indexer registers the chain", async () => (await nextBlock()) > 0);
+  await until("the indexer registers the chain", async () => (await nextIndexedBlock(db.sql, CHAIN_ID)) > 0);
   const served = api.chains[0];
   assert.ok(served);
   const g = openGrpcStream(`localhost:${served.grpcPort}`, tls.cert, key, { after: "0" });
@@ -120,21 +97,14 @@ test("a gRPC and an SSE consumer applying the stream through reorganisations end
       await sleep(10);
     }
   })();
-  const caughtUp = async () => {
-    const head = Number(await rpc<string>(anvil.url, "eth_blockNumber"));
-    await until(`the indexer reaches block ${head}`, async () => (await nextBlock()) > head);
-    return head;
-  };
   try {
-    await generateHistory({ rpcUrl: anvil.url, seed: "stream-consumers-trunk", days: 6 });
-    for (const round of [1, 2]) {
-      const snapshot = await rpc<string>(anvil.url, "evm_snapshot");
-      await generateHistory({ rpcUrl: anvil.url, seed: `stream-consumers-orphaned-${round}`, days: 1 });
-      await caughtUp();
-      assert.equal(await rpc<boolean>(anvil.url, "evm_revert", [snapshot]), true);
-      await generateHistory({ rpcUrl: anvil.url, seed: `stream-consumers-canonical-${round}`, days: 2 });
-      await caughtUp();
-    }
+    await runReorganisingHistory({
+      sql: db.sql,
+      chainId: CHAIN_ID,
+      rpcUrl: anvil.url,
+      seed: "stream-consumers",
+      trunkDays: 6,
+    });
     const newest = await latest();
     await g.until(
       "the gRPC consumer reaches the newest cursor",
@@ -155,35 +125,7 @@ test("a gRPC and an SSE consumer applying the stream through reorganisations end
     s.close();
   }
 
-  const balances = await db.sql<
-    { contract: Uint8Array; token_id: string; holder: Uint8Array; amount: string }[]
-  >`
-    SELECT contract, token_id::text, holder, amount::text FROM token_balances
-    WHERE chain_id = ${CHAIN_ID} AND amount <> 0`;
-  const holdings = new Map(
-    balances.map((b) => [`${toHex(b.contract)}:${b.token_id}:${toHex(b.holder)}`, BigInt(b.amount)]),
-  );
-  assert.ok(holdings.size > 50, "the chain has holdings");
-  const sales = await db.sql<
-    {
-      contract: Uint8Array;
-      token_id: string;
-      block_number: string;
-      log_index: number;
-      seq: number;
-      seller: Uint8Array;
-      total_native: string;
-      kind: string;
-    }[]
-  >`SELECT contract, token_id::text, block_number::text, log_index, seq, seller, total_native::text, kind
-    FROM sales WHERE chain_id = ${CHAIN_ID}`;
-  assert.ok(sales.some((x) => x.kind === "sale"));
-  const trades = new Map(
-    sales.map((x) => [
-      `${toHex(x.contract)}:${x.token_id}:${x.block_number}:${x.log_index}:${x.seq}:${toHex(x.seller)}`,
-      `${x.kind}:${x.total_native}`,
-    ]),
-  );
+  const { holdings, trades } = await storeTruth(db.sql, CHAIN_ID);
 
   const received: [string, StreamEvent[]][] = [
     ["gRPC", g.batches.flatMap((b) => b.events)],
@@ -197,13 +139,7 @@ test("a gRPC and an SSE consumer applying the stream through reorganisations end
       `${transport}: the reorganisations were retracted`,
     );
     assert.deepEqual(consumer.units, holdings, `${transport}: 0 lost, 0 counted twice`);
-    assert.deepEqual(
-      new Map(
-        [...consumer.trades].map(([k, e]) => [k, e.kind === "sale" ? `${e.trade}:${e.totalNative}` : ""]),
-      ),
-      trades,
-      `${transport}: the store's trades`,
-    );
+    assert.deepEqual(consumer.tradeSummary(), trades, `${transport}: the store's trades`);
   }
 
   // Latency: from the first poll that saw an event committed to the message that carried it.

@@ -10,16 +10,16 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { silentLogger } from "../../src/core/logger.ts";
-import { generateHistory, historyGenesisTimestamp } from "../../src/demo/activity.ts";
+import { historyGenesisTimestamp } from "../../src/demo/activity.ts";
 import { type Anvil, startAnvil } from "../../src/devchain/anvil.ts";
 import { pruneStreamPass, runStreamRetention } from "../../src/indexer/stream-retention.ts";
 import type { Sql } from "../../src/store/pg/database.ts";
-import { toHex } from "../../src/store/pg/database.ts";
 import { readStreamEvents, StreamCursorError } from "../../src/store/read/stream-events.ts";
 import type { SaleRow } from "../../src/store/tables/sales.ts";
 import { encodeStreamTrades, pruneStream, streamStatements } from "../../src/store/tables/stream-events.ts";
 import { createTestDatabase, stopTestServer, type TestDatabase } from "../support/database.ts";
-import { indexUntil } from "../support/indexing.ts";
+import { indexUntil, nextIndexedBlock } from "../support/indexing.ts";
+import { runReorganisingHistory, storeTruth, until } from "../support/reorganising-chain.ts";
 import { StreamConsumer } from "../support/stream-consumer.ts";
 
 const CHAIN_ID = 31337;
@@ -27,31 +27,6 @@ const CHAIN_ID = 31337;
 const CONFIRMATIONS = 40;
 /** Shallower than every reorganisation below. */
 const SHALLOW = 2;
-
-async function rpc<T>(url: string, method: string, params: unknown[] = []): Promise<T> {
-  const response = await fetch(url, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
-  });
-  return ((await response.json()) as { result: T }).result;
-}
-
-async function nextBlock(sql: Sql): Promise<number> {
-  const [row] = await sql<
-    { next_block: string }[]
-  >`SELECT next_block FROM chains WHERE chain_id = ${CHAIN_ID}`;
-  return Number(row?.next_block ?? 0);
-}
-
-/** Waits, bounded in time, until `done` holds. */
-async function until(what: string, done: () => Promise<boolean>, ms = 30_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await done())) {
-    if (Date.now() > end) throw new Error(`timed out waiting until ${what}`);
-    await sleep(20);
-  }
-}
 
 /** A consumer polling the stream in a loop, as a transport would, until stopped. */
 function poll(sql: Sql, confirmations: number | undefined, limit: number) {
@@ -106,33 +81,25 @@ describe("the outbox on a reorganising chain", () => {
       signal: indexing.signal,
       tuning: { maxBlocksPerBatch: 3, pollIntervalMs: 50 },
     });
-    await until("the indexer registers the chain", async () => (await nextBlock(db.sql)) > 0);
+    await until(
+      "the indexer registers the chain",
+      async () => (await nextIndexedBlock(db.sql, CHAIN_ID)) > 0,
+    );
     const live = poll(db.sql, undefined, 37);
     const confirmed = poll(db.sql, CONFIRMATIONS, 53);
     // Confirmed, but shallower than the reorganisations: it hears of them.
     const shallow = poll(db.sql, SHALLOW, 41);
-    const caughtUp = async () => {
-      const head = Number(await rpc<string>(anvil.url, "eth_blockNumber"));
-      await until(`the indexer reaches block ${head}`, async () => (await nextBlock(db.sql)) > head);
-      return head;
-    };
     try {
-      await generateHistory({ rpcUrl: anvil.url, seed: "stream-trunk", days: 12 });
-      let retractedBlocks = 0;
-      for (const round of [1, 2]) {
-        const snapshot = await rpc<string>(anvil.url, "evm_snapshot");
-        const forkPoint = Number(await rpc<string>(anvil.url, "eth_blockNumber"));
-        await generateHistory({ rpcUrl: anvil.url, seed: `stream-orphaned-${round}`, days: 1 });
-        const orphanedHead = await caughtUp();
-        retractedBlocks += orphanedHead - forkPoint;
-        assert.equal(await rpc<boolean>(anvil.url, "evm_revert", [snapshot]), true);
-        await generateHistory({ rpcUrl: anvil.url, seed: `stream-canonical-${round}`, days: 2 });
-        assert.ok(Number(await rpc<string>(anvil.url, "eth_blockNumber")) > orphanedHead);
-        assert.ok(
-          orphanedHead - forkPoint < CONFIRMATIONS,
-          "the reorganisation is shallower than the confirmed depth",
-        );
-        await caughtUp();
+      const depths = await runReorganisingHistory({
+        sql: db.sql,
+        chainId: CHAIN_ID,
+        rpcUrl: anvil.url,
+        seed: "stream",
+        trunkDays: 12,
+      });
+      for (const depth of depths) {
+        assert.ok(depth > SHALLOW, "the reorganisation is deeper than the shallow depth");
+        assert.ok(depth < CONFIRMATIONS, "the reorganisation is shallower than the confirmed depth");
       }
       // The last block is indexed: both consumers read up to the newest cursor.
       const latest = (await readStreamEvents(db.sql, CHAIN_ID, { after: "now", limit: 1 })).next;
@@ -153,7 +120,6 @@ describe("the outbox on a reorganising chain", () => {
         });
         return page.events.length === 0;
       });
-      assert.ok(retractedBlocks > 0);
     } finally {
       indexing.abort();
       await indexer.catch(() => {});
@@ -171,49 +137,9 @@ describe("the outbox on a reorganising chain", () => {
     assert.equal(Number(counts?.rollbacks), 2, "two rollbacks took rows back");
     assert.ok(Number(counts?.retractions) > 0);
 
-    const balances = await db.sql<
-      { contract: Uint8Array; token_id: string; holder: Uint8Array; amount: string }[]
-    >`
-      SELECT contract, token_id::text, holder, amount::text FROM token_balances
-      WHERE chain_id = ${CHAIN_ID} AND amount <> 0`;
-    const expected = new Map(
-      balances.map((b) => [`${toHex(b.contract)}:${b.token_id}:${toHex(b.holder)}`, BigInt(b.amount)]),
-    );
-    assert.ok(expected.size > 50, "the chain has holdings");
-    assert.deepEqual(live.consumer.units, expected, "0 lost, 0 counted twice");
-
-    const sales = await db.sql<
-      {
-        contract: Uint8Array;
-        token_id: string;
-        block_number: string;
-        log_index: number;
-        seq: number;
-        seller: Uint8Array;
-        total_native: string;
-        kind: string;
-      }[]
-    >`SELECT contract, token_id::text, block_number::text, log_index, seq, seller, total_native::text, kind
-      FROM sales WHERE chain_id = ${CHAIN_ID}`;
-    assert.ok(
-      sales.some((s) => s.kind === "sale"),
-      "the chain has sales",
-    );
-    const trades = new Map(
-      [...live.consumer.trades].map(([key, e]) => [
-        key,
-        e.kind === "sale" ? `${e.trade}:${e.totalNative}` : "",
-      ]),
-    );
-    assert.deepEqual(
-      trades,
-      new Map(
-        sales.map((s) => [
-          `${toHex(s.contract)}:${s.token_id}:${s.block_number}:${s.log_index}:${s.seq}:${toHex(s.seller)}`,
-          `${s.kind}:${s.total_native}`,
-        ]),
-      ),
-    );
+    const truth = await storeTruth(db.sql, CHAIN_ID);
+    assert.deepEqual(live.consumer.units, truth.holdings, "0 lost, 0 counted twice");
+    assert.deepEqual(live.consumer.tradeSummary(), truth.trades);
 
     // The confirmed consumer saw no retraction and nothing later taken back: exactly the live
     // consumer's standing events of blocks at least the confirmed depth below the head.
@@ -221,7 +147,7 @@ describe("the outbox on a reorganising chain", () => {
       confirmed.consumer.seen.filter((e) => e.kind === "retraction"),
       [],
     );
-    const head = (await nextBlock(db.sql)) - 1;
+    const head = (await nextIndexedBlock(db.sql, CHAIN_ID)) - 1;
     const standing = [...live.consumer.applied.values()].filter((e) => e.blockNumber <= head - CONFIRMATIONS);
     assert.ok(standing.length > 0);
     assert.deepEqual(

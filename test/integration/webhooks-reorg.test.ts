@@ -5,19 +5,20 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { setTimeout as sleep } from "node:timers/promises";
 import { silentLogger } from "../../src/core/logger.ts";
-import { generateHistory, historyGenesisTimestamp } from "../../src/demo/activity.ts";
+import { historyGenesisTimestamp } from "../../src/demo/activity.ts";
 import { type Anvil, startAnvil } from "../../src/devchain/anvil.ts";
 import { parseAllowList } from "../../src/metadata/ssrf.ts";
-import { openPoolLike, type Sql, toHex } from "../../src/store/pg/database.ts";
+import { openPoolLike, type Sql } from "../../src/store/pg/database.ts";
 import { latestCursor } from "../../src/store/read/stream-events.ts";
 import { getWebhook, insertWebhook } from "../../src/store/tables/webhooks.ts";
 import { type DelivererSettings, runWebhookDeliverer } from "../../src/webhooks/deliverer.ts";
 import { newWebhookId, newWebhookSecret } from "../../src/webhooks/signature.ts";
+import { rawRpc } from "../support/chain-fixture.ts";
 import { createTestDatabase, stopTestServer, type TestDatabase } from "../support/database.ts";
 import { startHistoryChain } from "../support/histories.ts";
-import { indexUntil } from "../support/indexing.ts";
+import { indexUntil, nextIndexedBlock } from "../support/indexing.ts";
+import { runReorganisingHistory, storeTruth, until } from "../support/reorganising-chain.ts";
 import {
   startFailingTarget,
   startWebhookReceiver,
@@ -31,30 +32,6 @@ const SETTINGS: Partial<DelivererSettings> = {
   // A failing target is tried again every 50 ms at most: twelve thousand times the default's pace.
   policy: { baseDelayMs: 10, maxDelayMs: 50, pauseFailures: 1_000_000, pauseAfterMs: 3_600_000 },
 };
-
-async function rpc<T>(url: string, method: string, params: unknown[] = []): Promise<T> {
-  const response = await fetch(url, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
-  });
-  return ((await response.json()) as { result: T }).result;
-}
-
-async function nextBlock(sql: Sql): Promise<number> {
-  const [row] = await sql<
-    { next_block: string }[]
-  >`SELECT next_block FROM chains WHERE chain_id = ${CHAIN_ID}`;
-  return Number(row?.next_block ?? 0);
-}
-
-async function until(what: string, done: () => Promise<boolean>, ms = 60_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await done())) {
-    if (Date.now() > end) throw new Error(`timed out waiting until ${what}`);
-    await sleep(20);
-  }
-}
 
 /** Subscribes `receiver` to every event from the start. */
 async function subscribe(
@@ -135,35 +112,37 @@ describe("webhooks on a reorganising chain", () => {
       signal: indexing.signal,
       tuning: { maxBlocksPerBatch: 3, pollIntervalMs: 50 },
     });
-    await until("the indexer registers the chain", async () => (await nextBlock(db.sql)) > 0);
+    await until(
+      "the indexer registers the chain",
+      async () => (await nextIndexedBlock(db.sql, CHAIN_ID)) > 0,
+    );
     const id = await subscribe(db.sql, good);
     const doomed = await subscribe(db.sql, failing);
     const stop = deliver(db.sql);
-    const caughtUp = async () => {
-      const head = Number(await rpc<string>(chain.url, "eth_blockNumber"));
-      await until(`the indexer reaches block ${head}`, async () => (await nextBlock(db.sql)) > head);
-      return head;
-    };
     try {
-      await generateHistory({ rpcUrl: chain.url, seed: "webhooks-trunk", days: 5 });
-      for (const round of [1, 2]) {
-        const snapshot = await rpc<string>(chain.url, "evm_snapshot");
-        await generateHistory({ rpcUrl: chain.url, seed: `webhooks-orphaned-${round}`, days: 1 });
-        const orphanedHead = await caughtUp();
+      await runReorganisingHistory({
+        sql: db.sql,
+        chainId: CHAIN_ID,
+        rpcUrl: chain.url,
+        seed: "webhooks",
+        trunkDays: 5,
+        catchUpMs: 60_000,
         // The orphaned blocks' events reach the receiver before they are taken back.
-        const orphaned = await latestCursor(db.sql, CHAIN_ID);
-        await until("the receiver is sent the orphaned blocks", async () => {
-          return (await getWebhook(db.sql, id))?.cursor === orphaned;
-        });
-        assert.equal(await rpc<boolean>(chain.url, "evm_revert", [snapshot]), true);
-        await generateHistory({ rpcUrl: chain.url, seed: `webhooks-canonical-${round}`, days: 2 });
-        assert.ok(Number(await rpc<string>(chain.url, "eth_blockNumber")) > orphanedHead);
-        await caughtUp();
-      }
-      const latest = await latestCursor(db.sql, CHAIN_ID);
-      await until("the receiver is delivered through the newest cursor", async () => {
-        return (await getWebhook(db.sql, id))?.cursor === latest;
+        onOrphaned: async () => {
+          const orphaned = await latestCursor(db.sql, CHAIN_ID);
+          await until(
+            "the receiver is sent the orphaned blocks",
+            async () => (await getWebhook(db.sql, id))?.cursor === orphaned,
+            60_000,
+          );
+        },
       });
+      const latest = await latestCursor(db.sql, CHAIN_ID);
+      await until(
+        "the receiver is delivered through the newest cursor",
+        async () => (await getWebhook(db.sql, id))?.cursor === latest,
+        60_000,
+      );
     } finally {
       indexing.abort();
       await indexer.catch(() => {});
@@ -178,44 +157,9 @@ describe("webhooks on a reorganising chain", () => {
     assert.equal(consumer.ignored, 0, "a retraction only of what it was sent");
     assert.ok(good.received.every((d) => d.problem === undefined));
 
-    const balances = await db.sql<
-      { contract: Uint8Array; token_id: string; holder: Uint8Array; amount: string }[]
-    >`
-      SELECT contract, token_id::text, holder, amount::text FROM token_balances
-      WHERE chain_id = ${CHAIN_ID} AND amount <> 0`;
-    const expected = new Map(
-      balances.map((b) => [`${toHex(b.contract)}:${b.token_id}:${toHex(b.holder)}`, BigInt(b.amount)]),
-    );
-    assert.ok(expected.size > 50, "the chain has holdings");
-    assert.deepEqual(consumer.units, expected, "0 lost, 0 counted twice");
-    const sales = await db.sql<
-      {
-        contract: Uint8Array;
-        token_id: string;
-        block_number: string;
-        log_index: number;
-        seq: number;
-        seller: Uint8Array;
-        total_native: string;
-        kind: string;
-      }[]
-    >`SELECT contract, token_id::text, block_number::text, log_index, seq, seller, total_native::text, kind
-      FROM sales WHERE chain_id = ${CHAIN_ID}`;
-    assert.ok(
-      sales.some((s) => s.kind === "sale"),
-      "the chain has sales",
-    );
-    assert.deepEqual(
-      new Map(
-        [...consumer.trades].map(([key, e]) => [key, e.kind === "sale" ? `${e.trade}:${e.totalNative}` : ""]),
-      ),
-      new Map(
-        sales.map((s) => [
-          `${toHex(s.contract)}:${s.token_id}:${s.block_number}:${s.log_index}:${s.seq}:${toHex(s.seller)}`,
-          `${s.kind}:${s.total_native}`,
-        ]),
-      ),
-    );
+    const truth = await storeTruth(db.sql, CHAIN_ID);
+    assert.deepEqual(consumer.units, truth.holdings, "0 lost, 0 counted twice");
+    assert.deepEqual(consumer.tradeSummary(), truth.trades);
     // The failing target was tried again and again, and is still at its first batch.
     const tried = failing.keys.filter((key) => key.startsWith(`${doomed}-`));
     assert.ok(tried.length > 10, `${tried.length} attempts`);
@@ -234,7 +178,7 @@ describe("webhooks on a reorganising chain", () => {
       genesis: "recent",
     });
     try {
-      const head = Number(await rpc<string>(history.url, "eth_blockNumber"));
+      const head = Number(await rawRpc<string>(history.url, "eth_blockNumber", []));
       const index = async (withTargets: boolean): Promise<number> => {
         const db = await createTestDatabase();
         databases.push(db);

@@ -1,37 +1,26 @@
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { after, before, describe, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
-import { fileURLToPath } from "node:url";
 import type { Address } from "../../src/core/hex.ts";
 import { generateHistory, historyGenesisTimestamp } from "../../src/demo/activity.ts";
 import { type Anvil, startAnvil } from "../../src/devchain/anvil.ts";
 import { connectDatabase, toHex } from "../../src/store/pg/database.ts";
 import { EMPTY_OUTCOME, storeOutcome } from "../../src/store/tables/metadata.ts";
+import { rawRpc } from "../support/chain-fixture.ts";
 import { createTestDatabase, stopTestServer, type TestDatabase } from "../support/database.ts";
 import { startFaultProxy } from "../support/fault-proxy.ts";
 import { startHistoryChain } from "../support/histories.ts";
 import { indexUntil } from "../support/indexing.ts";
+import { indexArguments, spawnMintlens } from "../support/mintlens-process.ts";
 import { snapshotStore } from "../support/snapshot.ts";
 
 const CHAIN_ID = 31337;
-const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
 let anvil: Anvil;
 let head: number;
 let reference: TestDatabase;
 let referenceSnapshot: Record<string, unknown[]>;
 const databases: TestDatabase[] = [];
-
-async function rpc<T>(url: string, method: string, params: unknown[] = []): Promise<T> {
-  const response = await fetch(url, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
-  });
-  const body = (await response.json()) as { result: T };
-  return body.result;
-}
 
 async function freshDatabase(): Promise<TestDatabase> {
   const db = await createTestDatabase();
@@ -49,52 +38,14 @@ function runIndexProcess(
   stopAt: number,
   killWhen?: (kill: () => void, exited: Promise<unknown>) => void,
 ) {
-  const child = spawn(
-    process.execPath,
-    [
-      "--import",
-      "tsx",
-      "src/main.ts",
-      "index",
-      "--chain",
-      `test=${rpcUrl}`,
-      "--chain-id",
-      String(CHAIN_ID),
-      "--native-symbol",
-      "ETH",
-      "--confirmations",
-      "0",
-      "--batch-blocks",
-      "4",
-      "--database-url",
-      databaseUrl,
-      "--stop-at",
-      String(stopAt),
-      "--log-level",
-      "warn",
-      // The history is weeks old: the stream's events are kept whole, as the uninterrupted run keeps them.
-      "--stream-retention",
-      "3650",
-    ],
-    { cwd: ROOT, stdio: ["ignore", "ignore", "pipe"] },
+  const run = spawnMintlens(
+    indexArguments({ rpcUrl, chainId: CHAIN_ID, databaseUrl, batchBlocks: 4, stopAt }),
+    {
+      timeoutMs: RUN_TIMEOUT_MS,
+    },
   );
-  let stderr = "";
-  child.stderr.on("data", (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  let hung = false;
-  const timer = setTimeout(() => {
-    hung = true;
-    child.kill("SIGKILL");
-  }, RUN_TIMEOUT_MS);
-  const exited = new Promise<{ code: number | null; stderr: string; hung: boolean }>((resolve) => {
-    child.once("exit", (code) => {
-      clearTimeout(timer);
-      resolve({ code, stderr, hung });
-    });
-  });
-  killWhen?.(() => child.kill("SIGKILL"), exited);
-  return exited;
+  killWhen?.(run.kill, run.exited);
+  return run.exited;
 }
 
 /** Whether the indexer has registered its chain (it migrated and connected); fails over with the storm. */
@@ -111,7 +62,7 @@ describe("indexer resilience", () => {
       days: 60,
       genesis: "recent",
     }));
-    head = Number(await rpc<string>(anvil.url, "eth_blockNumber"));
+    head = Number(await rawRpc<string>(anvil.url, "eth_blockNumber", []));
     reference = await freshDatabase();
     await indexUntil({ sql: reference.sql, rpcUrl: anvil.url, chainId: CHAIN_ID, untilBlock: head });
     referenceSnapshot = await snapshotStore(reference.sql);
@@ -309,10 +260,10 @@ describe("indexer resilience", () => {
     const fork = await startAnvil({ chainId: CHAIN_ID, timestamp: historyGenesisTimestamp(40) });
     try {
       await generateHistory({ rpcUrl: fork.url, seed: "trunk", days: 20 });
-      const snapshot = await rpc<string>(fork.url, "evm_snapshot");
-      const forkPoint = Number(await rpc<string>(fork.url, "eth_blockNumber"));
+      const snapshot = await rawRpc<string>(fork.url, "evm_snapshot", []);
+      const forkPoint = Number(await rawRpc<string>(fork.url, "eth_blockNumber", []));
       await generateHistory({ rpcUrl: fork.url, seed: "orphaned", days: 5 });
-      const oldHead = Number(await rpc<string>(fork.url, "eth_blockNumber"));
+      const oldHead = Number(await rawRpc<string>(fork.url, "eth_blockNumber", []));
       const db = await freshDatabase();
       await indexUntil({ sql: db.sql, rpcUrl: fork.url, chainId: CHAIN_ID, untilBlock: oldHead });
       const orphaned = await snapshotStore(db.sql);
@@ -327,9 +278,9 @@ describe("indexer resilience", () => {
         SELECT contract, token_id::text FROM tokens WHERE block_number > ${forkPoint}`;
       assert.ok(orphanedMint.length > 0, "the orphaned branch minted tokens");
 
-      assert.equal(await rpc<boolean>(fork.url, "evm_revert", [snapshot]), true);
+      assert.equal(await rawRpc<boolean>(fork.url, "evm_revert", [snapshot]), true);
       await generateHistory({ rpcUrl: fork.url, seed: "canonical", days: 8 });
-      const newHead = Number(await rpc<string>(fork.url, "eth_blockNumber"));
+      const newHead = Number(await rawRpc<string>(fork.url, "eth_blockNumber", []));
       assert.ok(newHead > oldHead, "the new branch is longer");
       await indexUntil({ sql: db.sql, rpcUrl: fork.url, chainId: CHAIN_ID, untilBlock: newHead });
 

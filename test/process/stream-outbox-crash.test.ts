@@ -4,18 +4,17 @@
  * trade, and it is the outbox of an uninterrupted run.
  */
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { after, before, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
-import { fileURLToPath } from "node:url";
 import type { Anvil } from "../../src/devchain/anvil.ts";
+import { rawRpc } from "../support/chain-fixture.ts";
 import { createTestDatabase, stopTestServer, type TestDatabase } from "../support/database.ts";
 import { startHistoryChain } from "../support/histories.ts";
-import { indexUntil } from "../support/indexing.ts";
+import { indexUntil, nextIndexedBlock } from "../support/indexing.ts";
+import { indexArguments, spawnMintlens } from "../support/mintlens-process.ts";
 import { snapshotStore } from "../support/snapshot.ts";
 
 const CHAIN_ID = 31337;
-const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 /** Only for a run that hangs: generous, so that a busy machine never makes a run look hung. */
 const RUN_TIMEOUT_MS = 120_000;
 
@@ -30,12 +29,7 @@ before(async () => {
     days: 30,
     genesis: "recent",
   }));
-  const response = await fetch(anvil.url, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_blockNumber", params: [] }),
-  });
-  head = Number(((await response.json()) as { result: string }).result);
+  head = Number(await rawRpc<string>(anvil.url, "eth_blockNumber", []));
 });
 after(async () => {
   for (const db of databases) await db.close();
@@ -45,62 +39,24 @@ after(async () => {
 
 /** Runs `mintlens index` to `head`; `killAt` kills it once the checkpoint passes that block. */
 function runIndex(db: TestDatabase, killAt: number | undefined, delayMs: number) {
-  const child = spawn(
-    process.execPath,
-    [
-      "--import",
-      "tsx",
-      "src/main.ts",
-      "index",
-      "--chain",
-      `test=${anvil.url}`,
-      "--chain-id",
-      String(CHAIN_ID),
-      "--native-symbol",
-      "ETH",
-      "--confirmations",
-      "0",
-      "--batch-blocks",
-      "3",
-      "--database-url",
-      db.url,
-      "--stop-at",
-      String(head),
-      "--log-level",
-      "warn",
-      // The history is weeks old: kept whole, not pruned by the default retention as it is indexed.
-      "--stream-retention",
-      "3650",
-    ],
-    { cwd: ROOT, stdio: ["ignore", "ignore", "pipe"] },
+  const run = spawnMintlens(
+    indexArguments({
+      rpcUrl: anvil.url,
+      chainId: CHAIN_ID,
+      databaseUrl: db.url,
+      batchBlocks: 3,
+      stopAt: head,
+    }),
+    { timeoutMs: RUN_TIMEOUT_MS },
   );
-  let stderr = "";
-  child.stderr.on("data", (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  const timer = setTimeout(() => child.kill("SIGKILL"), RUN_TIMEOUT_MS);
-  let running = true;
-  const exited = new Promise<{ code: number | null; stderr: string }>((resolve) => {
-    child.once("exit", (code) => {
-      running = false;
-      clearTimeout(timer);
-      resolve({ code, stderr });
-    });
-  });
   if (killAt !== undefined) {
     void (async () => {
-      while (running && (await nextBlock(db)) <= killAt) await sleep(2);
+      while (run.running() && (await nextIndexedBlock(db.sql, CHAIN_ID)) <= killAt) await sleep(2);
       await sleep(delayMs);
-      if (running) child.kill("SIGKILL");
+      run.kill();
     })();
   }
-  return exited;
-}
-
-async function nextBlock(db: TestDatabase): Promise<number> {
-  const rows = await db.sql<{ next_block: string }[]>`
-    SELECT next_block FROM chains WHERE chain_id = ${CHAIN_ID}`.catch(() => []);
-  return Number(rows[0]?.next_block ?? 0);
+  return run.exited;
 }
 
 test("kill -9 mid-backfill and restarts: the outbox has no gap, no repeat, and follows the chain's order", async () => {
@@ -114,7 +70,7 @@ test("kill -9 mid-backfill and restarts: the outbox has no gap, no repeat, and f
   let kills = 0;
   let finished = false;
   for (let attempt = 0; attempt < 20 && !finished; attempt++) {
-    const from = await nextBlock(db);
+    const from = await nextIndexedBlock(db.sql, CHAIN_ID);
     const killAt = kills < 4 ? from + Math.ceil((head - from) * 0.3 * random()) : undefined;
     const { code, stderr } = await runIndex(db, killAt, Math.floor(random() * 15));
     if (code === 0) finished = true;

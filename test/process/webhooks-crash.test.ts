@@ -4,22 +4,22 @@
  * whole under the same idempotency key.
  */
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { after, before, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
-import { fileURLToPath } from "node:url";
 import type { StreamEvent } from "../../src/core/stream-events.ts";
 import type { Anvil } from "../../src/devchain/anvil.ts";
 import { latestCursor, readStreamEvents } from "../../src/store/read/stream-events.ts";
 import { ensureChain } from "../../src/store/tables/chain-state.ts";
 import { getWebhook } from "../../src/store/tables/webhooks.ts";
+import { rawRpc } from "../support/chain-fixture.ts";
 import { runCommand } from "../support/cli.ts";
 import { createTestDatabase, stopTestServer, type TestDatabase } from "../support/database.ts";
 import { startHistoryChain } from "../support/histories.ts";
+import { nextIndexedBlock } from "../support/indexing.ts";
+import { indexArguments, spawnMintlens } from "../support/mintlens-process.ts";
 import { startWebhookReceiver, type WebhookReceiver } from "../support/webhook-receiver.ts";
 
 const CHAIN_ID = 31337;
-const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 /** Only for a run that hangs: generous, so that a busy machine never makes a run look hung. */
 const RUN_TIMEOUT_MS = 120_000;
 
@@ -35,12 +35,7 @@ before(async () => {
     days: 6,
     genesis: "recent",
   }));
-  const response = await fetch(anvil.url, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_blockNumber", params: [] }),
-  });
-  head = Number(((await response.json()) as { result: string }).result);
+  head = Number(await rawRpc<string>(anvil.url, "eth_blockNumber", []));
   db = await createTestDatabase();
   receiver = await startWebhookReceiver();
 });
@@ -53,58 +48,25 @@ after(async () => {
 
 /** `mintlens index` following the chain, delivering to loopback; killed with -9 or stopped by the test. */
 function runIndex() {
-  const child = spawn(
-    process.execPath,
-    [
-      "--import",
-      "tsx",
-      "src/main.ts",
-      "index",
-      "--chain",
-      `test=${anvil.url}`,
-      "--chain-id",
-      String(CHAIN_ID),
-      "--native-symbol",
-      "ETH",
-      "--confirmations",
-      "0",
-      "--batch-blocks",
-      "20",
-      "--poll-interval",
-      "100",
-      "--database-url",
-      db.url,
-      "--log-level",
-      "warn",
-      "--stream-retention",
-      "3650",
-      "--webhook-allow",
-      "127.0.0.1",
-      "--webhook-retry-base",
-      "50",
-      "--webhook-retry-max",
-      "200",
-    ],
-    { cwd: ROOT, stdio: ["ignore", "ignore", "pipe"] },
+  return spawnMintlens(
+    indexArguments({
+      rpcUrl: anvil.url,
+      chainId: CHAIN_ID,
+      databaseUrl: db.url,
+      batchBlocks: 20,
+      extra: [
+        "--poll-interval",
+        "100",
+        "--webhook-allow",
+        "127.0.0.1",
+        "--webhook-retry-base",
+        "50",
+        "--webhook-retry-max",
+        "200",
+      ],
+    }),
+    { timeoutMs: RUN_TIMEOUT_MS },
   );
-  let stderr = "";
-  child.stderr.on("data", (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  const timer = setTimeout(() => child.kill("SIGKILL"), RUN_TIMEOUT_MS);
-  const exited = new Promise<{ code: number | null; stderr: string }>((resolve) => {
-    child.once("exit", (code) => {
-      clearTimeout(timer);
-      resolve({ code, stderr });
-    });
-  });
-  return { child, exited };
-}
-
-async function nextBlock(): Promise<number> {
-  const rows = await db.sql<{ next_block: string }[]>`
-    SELECT next_block FROM chains WHERE chain_id = ${CHAIN_ID}`.catch(() => []);
-  return Number(rows[0]?.next_block ?? 0);
 }
 
 test("kill -9 while delivering and restarts: every event arrives, repeats only of the batch in flight", async (t) => {
@@ -136,7 +98,7 @@ test("kill -9 while delivering and restarts: every event arrives, repeats only o
     // Killed once a few more deliveries have arrived, at a point the round picks.
     while (receiver.received.length < seen + 2 + round && Date.now() < deadline) await sleep(5);
     await sleep(round * 7);
-    run.child.kill("SIGKILL");
+    run.kill();
     const { code, stderr } = await run.exited;
     assert.equal(code, null, `the process ended on its own: ${stderr}`);
     kills++;
@@ -154,7 +116,7 @@ test("kill -9 while delivering and restarts: every event arrives, repeats only o
     }
     for (;;) {
       if (Date.now() > deadline) throw new Error("timed out waiting for the deliveries");
-      if ((await nextBlock()) > head) {
+      if ((await nextIndexedBlock(db.sql, CHAIN_ID)) > head) {
         const latest = await latestCursor(db.sql, CHAIN_ID);
         if ((await getWebhook(db.sql, id))?.cursor === latest) break;
       }

@@ -107,3 +107,18 @@ export async function indexUntil(options: IndexOptions): Promise<void> {
     await client.close();
   }
 }
+
+/**
+ * The next block the indexer will read: 0 before it has registered the chain, or before a process
+ * under test has created the store's tables.
+ */
+export async function nextIndexedBlock(sql: Sql, chainId: number): Promise<number> {
+  try {
+    const [row] = await sql<{ next_block: string }[]>`
+      SELECT next_block FROM chains WHERE chain_id = ${chainId}`;
+    return Number(row?.next_block ?? 0);
+  } catch (error) {
+    if ((error as { code?: string }).code === "42P01") return 0;
+    throw error;
+  }
+}

@@ -38,6 +38,13 @@ export class StreamConsumer {
     }
   }
 
+  /** Each trade held as `kind:totalNative`, keyed as the trades are: to compare with the store's. */
+  tradeSummary(): Map<string, string> {
+    return new Map(
+      [...this.trades].map(([key, e]) => [key, e.kind === "sale" ? `${e.trade}:${e.totalNative}` : ""]),
+    );
+  }
+
   private change(event: OriginalEvent, sign: bigint): void {
     if (event.kind === "ownership") {
       const key = `${event.contract}:${event.tokenId}:${event.holder}`;
