@@ -28,6 +28,7 @@ const METHOD = "/mintlens.v1beta2.StreamService/StreamEvents";
 function blockOf(event: StreamEvent): number {
   const e = event.event;
   if (e.case === "retraction") return e.value.retracted ? blockOf(e.value.retracted) : 0;
+  if (e.case === "verdict") return Number(e.value.verdictBlockNumber);
   return Number(e.value?.place?.blockNumber ?? 0n);
 }
 

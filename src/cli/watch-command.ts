@@ -34,6 +34,7 @@ interface WireEvent {
   transfer?: WireBody;
   ownership?: WireBody;
   sale?: WireBody;
+  verdict?: { sale: WireBody; rule: string; verdictBlockNumber: string; verdictBlockTimestamp: string };
   retraction?: { retracted: WireEvent };
 }
 interface WireBody {
@@ -88,6 +89,11 @@ export function formatCoins(wei: string, symbol: string): string {
 /** One event as a line: time, block, kind, collection/token, who, and a sale's price. */
 export function watchLine(event: WireEvent, symbol: string): string {
   if (event.retraction) return `RETRACTED ${watchLine(event.retraction.retracted, symbol)}`;
+  if (event.verdict) {
+    const { sale, rule, verdictBlockNumber, verdictBlockTimestamp } = event.verdict;
+    const token = `${short(sale.place.contractAddress)}/${sale.place.tokenId}`;
+    return `${verdictBlockTimestamp}  #${verdictBlockNumber}  ${"verdict".padEnd(9)} ${token}  ${rule} on the sale of #${sale.place.blockNumber}: ${short(sale.sellerAddress)} → ${short(sale.buyerAddress)}  ${formatCoins(sale.totalNativeWei ?? "0", symbol)}`;
+  }
   const [kind, body] = event.transfer
     ? ["transfer", event.transfer]
     : event.ownership

@@ -6,8 +6,10 @@
  * The outbox stores one row per NFT transfer and one per trade (a sale, a paid mint or a return). A
  * transfer's row gives up to three events: the transfer, then the sender's units going down and the
  * recipient's going up (none for a burn address, which holds nothing, nor for a transfer to oneself).
- * A rollback stores one retraction row per row of the orphaned blocks, a copy of it that names the
- * row it takes back: it gives one retraction per event of that row.
+ * A wash rule that a later block makes fire on a stored trade gives a verdict row, at the verdict's
+ * block, after the block's other rows: one verdict event. A rollback stores one retraction row per
+ * row of the orphaned blocks, a copy of it that names the row it takes back: it gives one
+ * retraction per event of that row.
  *
  * A row's id counts the chain's rows from 1 without gaps, in commit order. An event's cursor is its
  * row id times 4 plus its position in the row (0 the transfer or the trade, 1 the sender's side,
@@ -26,7 +28,7 @@ export type StreamEventKind = (typeof STREAM_EVENT_KINDS)[number];
 const SLOTS = 4n;
 
 /** What every event says of where it happened. */
-interface EventPlace {
+export interface EventPlace {
   cursor: bigint;
   blockNumber: number;
   logIndex: number;
@@ -84,8 +86,25 @@ export interface SaleEvent extends EventPlace {
   labels: readonly TransferLabel[];
 }
 
+/** A trade as a verdict on it gives it: its sale event without a cursor of its own. */
+export type SaleContent = Omit<SaleEvent, "cursor">;
+
+/**
+ * A wash rule that fired on a trade already sent, when a later block completed the pattern: the
+ * trade's flags gain `rule`, and `sale` is the trade with it. `blockNumber` and `blockTime` are the
+ * verdict's block: a rollback to before it takes the verdict back.
+ */
+export interface VerdictEvent {
+  kind: "verdict";
+  cursor: bigint;
+  blockNumber: number;
+  blockTime: Date;
+  rule: string;
+  sale: SaleContent;
+}
+
 /** An event as it was first sent. */
-export type OriginalEvent = TransferEvent | OwnershipEvent | SaleEvent;
+export type OriginalEvent = TransferEvent | OwnershipEvent | SaleEvent | VerdictEvent;
 
 /**
  * An event of blocks a reorganisation took away, taken back: `retracted` is the event as it was
@@ -111,6 +130,11 @@ export interface StoredTrade {
   totalNative: string;
   totalUsd: string | null;
   payments: { token: Address; amount: string; nativeValue: string | null }[];
+  /**
+   * On a verdict's row: the rule, and the block and time (unix seconds) of the trade it names; the
+   * row's own block and time are the verdict's, and `flags` the trade's with the rule.
+   */
+  verdict?: { rule: string; saleBlock: number; saleTime: number };
 }
 
 /** One row of the outbox. */
@@ -168,7 +192,29 @@ export function originalEvents(row: StreamRow, id: bigint = row.id): OriginalEve
     contract: row.contract,
     tokenId: row.tokenId,
   });
-  if (row.trade) return [saleEvent(place(0), row, row.trade)];
+  const trade = row.trade;
+  if (trade?.verdict) {
+    const { cursor: _, ...sale } = saleEvent(
+      {
+        ...place(0),
+        blockNumber: trade.verdict.saleBlock,
+        blockTime: new Date(trade.verdict.saleTime * 1000),
+      },
+      row,
+      trade,
+    );
+    return [
+      {
+        kind: "verdict",
+        cursor: cursorOf(id, 0),
+        blockNumber: row.blockNumber,
+        blockTime: row.blockTime,
+        rule: trade.verdict.rule,
+        sale,
+      },
+    ];
+  }
+  if (trade) return [saleEvent(place(0), row, trade)];
   const events: OriginalEvent[] = [
     {
       ...place(0),
@@ -243,6 +289,8 @@ export interface StreamFilter {
 /** Whether an event is asked for; a retraction is when the event it takes back is. */
 export function matches(event: StreamEvent, filter: StreamFilter): boolean {
   if (event.kind === "retraction") return matches(event.retracted, filter);
+  // A verdict is asked for with the trades it changes.
+  if (event.kind === "verdict") return matches({ ...event.sale, cursor: event.cursor }, filter);
   if (filter.kinds?.length && !filter.kinds.includes(event.kind)) return false;
   if (filter.contracts?.length && !filter.contracts.includes(event.contract)) return false;
   if (filter.addresses?.length) {

@@ -50,11 +50,11 @@ export function createProjections(config: ProjectionsConfig): readonly AnyProjec
       ...(config.saleMemoryLimit !== undefined ? { memoryLimit: config.saleMemoryLimit } : {}),
       ...(config.readFlows ? { readFlows: config.readFlows } : {}),
     }),
-    ...(config.stream === false ? [] : [streamProjection]),
     bucketsProjection,
     daysProjection,
     rankingsProjection,
     verdictsProjection,
+    ...(config.stream === false ? [] : [streamProjection]),
     checkpointProjection,
   ];
 }

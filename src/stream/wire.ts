@@ -3,7 +3,7 @@
  * Server-Sent Events and of webhook bodies (the message's proto3 JSON). Pure.
  */
 import { create, type JsonValue, toJson } from "@bufbuild/protobuf";
-import type { OriginalEvent, StreamEvent, StreamEventKind } from "../core/stream-events.ts";
+import type { EventPlace, SaleContent, StreamEvent, StreamEventKind } from "../core/stream-events.ts";
 import { AttributedBySchema, LabelSchema } from "../gen/mintlens/v1beta2/enums_pb.ts";
 import {
   StreamEventKind as StreamEventKindNumber,
@@ -12,6 +12,8 @@ import {
   type StreamEventsResponse,
   StreamEventsResponseSchema,
   type StreamPlace,
+  type StreamSale,
+  StreamSaleSchema,
 } from "../gen/mintlens/v1beta2/stream_pb.ts";
 
 /** The message kinds of a filter and the store's names of them. */
@@ -28,7 +30,7 @@ const enumNumber = (values: readonly { name: string; number: number }[], name: s
 /** `YYYY-MM-DDTHH:MM:SSZ`, as every block time of the API. */
 const blockTimestamp = (time: Date) => time.toISOString().replace(/\.\d{3}Z$/, "Z");
 
-function place(event: OriginalEvent): StreamPlace {
+function place(event: Omit<EventPlace, "cursor">): StreamPlace {
   return {
     $typeName: "mintlens.v1beta2.StreamPlace",
     blockNumber: BigInt(event.blockNumber),
@@ -49,7 +51,6 @@ export function streamEventMessage(event: StreamEvent): StreamEventMessage {
       event: { case: "retraction", value: { retracted: streamEventMessage(event.retracted) } },
     });
   }
-  const at = place(event);
   switch (event.kind) {
     case "transfer":
       return create(StreamEventSchema, {
@@ -57,7 +58,7 @@ export function streamEventMessage(event: StreamEvent): StreamEventMessage {
         event: {
           case: "transfer",
           value: {
-            place: at,
+            place: place(event),
             fromAddress: event.from,
             toAddress: event.to,
             quantity: event.amount.toString(),
@@ -70,38 +71,52 @@ export function streamEventMessage(event: StreamEvent): StreamEventMessage {
         cursor: event.cursor,
         event: {
           case: "ownership",
-          value: { place: at, holderAddress: event.holder, delta: event.delta.toString() },
+          value: { place: place(event), holderAddress: event.holder, delta: event.delta.toString() },
         },
       });
     case "sale":
       return create(StreamEventSchema, {
         cursor: event.cursor,
+        event: { case: "sale", value: saleMessage(event) },
+      });
+    case "verdict":
+      return create(StreamEventSchema, {
+        cursor: event.cursor,
         event: {
-          case: "sale",
+          case: "verdict",
           value: {
-            place: at,
-            trade: event.trade,
-            sellerAddress: event.seller,
-            buyerAddress: event.buyer,
-            quantity: event.quantity.toString(),
-            totalNativeWei: event.totalNative.toString(),
-            nativePaidWei: event.nativePaid.toString(),
-            fungiblePaidWei: event.fungiblePaid.toString(),
-            totalUsd: event.totalUsd ?? "",
-            attributedBy: enumNumber(AttributedBySchema.values, event.attributedBy),
-            market: event.market,
-            flags: [...event.flags],
-            bundled: event.bundled,
-            payments: event.payments.map((p) => ({
-              tokenAddress: p.token,
-              amount: p.amount.toString(),
-              nativeValueWei: p.nativeValue?.toString() ?? "",
-            })),
-            labels: event.labels.map((l) => enumNumber(LabelSchema.values, l)),
+            sale: saleMessage(event.sale),
+            rule: event.rule,
+            verdictBlockNumber: BigInt(event.blockNumber),
+            verdictBlockTimestamp: blockTimestamp(event.blockTime),
           },
         },
       });
   }
+}
+
+function saleMessage(sale: SaleContent): StreamSale {
+  return create(StreamSaleSchema, {
+    place: place(sale),
+    trade: sale.trade,
+    sellerAddress: sale.seller,
+    buyerAddress: sale.buyer,
+    quantity: sale.quantity.toString(),
+    totalNativeWei: sale.totalNative.toString(),
+    nativePaidWei: sale.nativePaid.toString(),
+    fungiblePaidWei: sale.fungiblePaid.toString(),
+    totalUsd: sale.totalUsd ?? "",
+    attributedBy: enumNumber(AttributedBySchema.values, sale.attributedBy),
+    market: sale.market,
+    flags: [...sale.flags],
+    bundled: sale.bundled,
+    payments: sale.payments.map((p) => ({
+      tokenAddress: p.token,
+      amount: p.amount.toString(),
+      nativeValueWei: p.nativeValue?.toString() ?? "",
+    })),
+    labels: sale.labels.map((l) => enumNumber(LabelSchema.values, l)),
+  });
 }
 
 /** A batch of events as the stream's message. */

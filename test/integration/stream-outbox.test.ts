@@ -131,6 +131,10 @@ describe("the outbox on a reorganising chain", () => {
     // Retractions were sent for both reorganisations, and the live consumer holds the store's truth.
     const retractions = live.consumer.seen.filter((e) => e.kind === "retraction");
     assert.ok(retractions.length > 0, "the reorganisations were retracted");
+    assert.ok(
+      live.consumer.seen.some((e) => e.kind === "verdict"),
+      "later blocks gave verdicts on trades sent before",
+    );
     const [counts] = await db.sql<{ retractions: string; rollbacks: string }[]>`
       SELECT count(*) FILTER (WHERE retracts IS NOT NULL) AS retractions,
              count(DISTINCT rollback_peak) AS rollbacks FROM stream_events`;

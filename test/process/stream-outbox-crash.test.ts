@@ -105,20 +105,25 @@ test("kill -9 mid-backfill and restarts: the outbox has no gap, no repeat, and f
   );
   for (let i = 1; i < rows.length; i++) {
     const [a, b] = [rows[i - 1], rows[i]] as [(typeof rows)[number], (typeof rows)[number]];
-    const order = (r: typeof a) => [Number(r.block_number), r.log_index, r.seq, r.kind];
+    // A block's verdicts come after its other rows.
+    const order = (r: typeof a) => [Number(r.block_number), r.kind === 2 ? 1 : 0, r.log_index, r.seq, r.kind];
     const [x, y] = [order(a), order(b)];
     const before = x.findIndex((v, k) => v !== y[k]);
     assert.ok(
-      before < 0 ? a.kind === 1 : (x[before] as number) < (y[before] as number),
+      // Equal places: trades of several sellers in one delivery, or verdicts of several rules.
+      before < 0 ? a.kind !== 0 : (x[before] as number) < (y[before] as number),
       `row ${b.id} follows row ${a.id} in the chain's order`,
     );
   }
-  const [counts] = await db.sql<{ transfers: string; sales: string }[]>`
+  const [counts] = await db.sql<{ transfers: string; sales: string; verdicts: string }[]>`
     SELECT (SELECT count(*) FROM nft_transfers WHERE chain_id = ${CHAIN_ID}) AS transfers,
-           (SELECT count(*) FROM sales WHERE chain_id = ${CHAIN_ID}) AS sales`;
+           (SELECT count(*) FROM sales WHERE chain_id = ${CHAIN_ID}) AS sales,
+           (SELECT count(*) FROM sale_verdicts WHERE chain_id = ${CHAIN_ID}) AS verdicts`;
   assert.equal(rows.filter((r) => r.kind === 0).length, Number(counts?.transfers), "a row per transfer");
   assert.equal(rows.filter((r) => r.kind === 1).length, Number(counts?.sales), "a row per trade");
+  assert.equal(rows.filter((r) => r.kind === 2).length, Number(counts?.verdicts), "a row per verdict");
   assert.ok(Number(counts?.sales) > 0, "the history has trades");
+  assert.ok(Number(counts?.verdicts) > 0, "the history has verdicts on earlier trades");
 
   // And it is the outbox of a run in one go.
   const reference = await createTestDatabase();

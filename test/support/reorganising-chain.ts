@@ -70,7 +70,10 @@ export async function runReorganisingHistory(run: ReorganisingRun): Promise<numb
   return depths;
 }
 
-/** The store's holdings (`contract:tokenId:holder` → units) and trades (as StreamConsumer keys them). */
+/**
+ * The store's holdings (`contract:tokenId:holder` → units) and trades (as StreamConsumer keys and
+ * summarises them: kind, price and flags).
+ */
 export async function storeTruth(
   sql: Sql,
   chainId: number,
@@ -95,8 +98,9 @@ export async function storeTruth(
       seller: Uint8Array;
       total_native: string;
       kind: string;
+      flags: string[];
     }[]
-  >`SELECT contract, token_id::text, block_number::text, log_index, seq, seller, total_native::text, kind
+  >`SELECT contract, token_id::text, block_number::text, log_index, seq, seller, total_native::text, kind, flags
     FROM sales WHERE chain_id = ${chainId}`;
   assert.ok(
     sales.some((s) => s.kind === "sale"),
@@ -105,7 +109,7 @@ export async function storeTruth(
   const trades = new Map(
     sales.map((s) => [
       `${toHex(s.contract)}:${s.token_id}:${s.block_number}:${s.log_index}:${s.seq}:${toHex(s.seller)}`,
-      `${s.kind}:${s.total_native}`,
+      `${s.kind}:${s.total_native}:${s.flags.join(",")}`,
     ]),
   );
   return { holdings, trades };

@@ -202,7 +202,7 @@ export async function openSseStream(url: string, headers: Record<string, string>
     messages,
     events: () =>
       messages
-        .filter((m) => ["transfer", "sale", "ownership", "retraction"].includes(m.event))
+        .filter((m) => ["transfer", "sale", "verdict", "ownership", "retraction"].includes(m.event))
         .map((m) => eventFromWire(JSON.parse(m.data))),
     until: waiter(() => messages as readonly SseMessage[], listeners),
     finished,

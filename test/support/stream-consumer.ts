@@ -1,4 +1,5 @@
-import type { OriginalEvent, StreamEvent } from "../../src/core/stream-events.ts";
+import { isDeepStrictEqual } from "node:util";
+import type { OriginalEvent, SaleEvent, StreamEvent } from "../../src/core/stream-events.ts";
 
 /**
  * A consumer of the live event stream as docs/stream.md asks one to be: it applies events in cursor
@@ -38,25 +39,51 @@ export class StreamConsumer {
     }
   }
 
-  /** Each trade held as `kind:totalNative`, keyed as the trades are: to compare with the store's. */
+  /** Each trade held as `kind:totalNative:flags`, keyed as the trades are: to compare with the store's. */
   tradeSummary(): Map<string, string> {
     return new Map(
-      [...this.trades].map(([key, e]) => [key, e.kind === "sale" ? `${e.trade}:${e.totalNative}` : ""]),
+      [...this.trades].map(([key, e]) => [
+        key,
+        e.kind === "sale" ? `${e.trade}:${e.totalNative}:${e.flags.join(",")}` : "",
+      ]),
     );
   }
 
   private change(event: OriginalEvent, sign: bigint): void {
+    if (event.kind === "verdict") {
+      const key = tradeKey(event.sale);
+      const held = this.trades.get(key);
+      if (held?.kind !== "sale") throw new Error(`verdict on trade ${key}, which is not held`);
+      if (sign > 0n) {
+        if (held.flags.includes(event.rule)) throw new Error(`verdict ${event.rule} on ${key} given twice`);
+        // The verdict's trade is the held one but for its flags and labels.
+        const { flags: _f, labels: _l, ...rest } = held;
+        const { flags: _vf, labels: _vl, ...given } = event.sale;
+        if (!isDeepStrictEqual(rest, { ...given, cursor: held.cursor })) {
+          throw new Error(`verdict on ${key} gives another trade`);
+        }
+        this.trades.set(key, { ...event.sale, cursor: held.cursor });
+      } else {
+        if (!held.flags.includes(event.rule)) throw new Error(`verdict ${event.rule} retracted but not held`);
+        this.trades.set(key, { ...held, flags: held.flags.filter((f) => f !== event.rule) });
+      }
+      return;
+    }
     if (event.kind === "ownership") {
       const key = `${event.contract}:${event.tokenId}:${event.holder}`;
       const units = (this.units.get(key) ?? 0n) + sign * event.delta;
       if (units === 0n) this.units.delete(key);
       else this.units.set(key, units);
     } else if (event.kind === "sale") {
-      const key = `${event.contract}:${event.tokenId}:${event.blockNumber}:${event.logIndex}:${event.seq}:${event.seller}`;
+      const key = tradeKey(event);
       if (sign > 0n) {
         if (this.trades.has(key)) throw new Error(`trade ${key} applied twice`);
         this.trades.set(key, event);
       } else if (!this.trades.delete(key)) throw new Error(`trade ${key} retracted but not held`);
     }
   }
+}
+
+function tradeKey(sale: Omit<SaleEvent, "cursor">): string {
+  return `${sale.contract}:${sale.tokenId}:${sale.blockNumber}:${sale.logIndex}:${sale.seq}:${sale.seller}`;
 }

@@ -5,7 +5,7 @@
  * integers as strings, enums by name, oneofs named), so `StreamConsumer` can apply them.
  */
 import type { Address, Hex } from "../../src/core/hex.ts";
-import type { OriginalEvent, StreamEvent } from "../../src/core/stream-events.ts";
+import type { OriginalEvent, SaleContent, StreamEvent } from "../../src/core/stream-events.ts";
 import type { TransferLabel } from "../../src/core/transfer-labels.ts";
 
 type Json = Record<string, unknown>;
@@ -19,10 +19,9 @@ const object = (value: unknown, what: string): Json => {
   return value as Json;
 };
 
-function place(raw: unknown, cursor: bigint) {
+function placeOf(raw: unknown) {
   const p = object(raw, "place");
   return {
-    cursor,
     blockNumber: Number(text(p.blockNumber, "blockNumber")),
     blockTime: new Date(text(p.blockTimestamp, "blockTimestamp")),
     txHash: text(p.txHash, "txHash") as Hex,
@@ -37,7 +36,8 @@ function original(event: Json, cursor: bigint): OriginalEvent {
   if (event.transfer) {
     const t = object(event.transfer, "transfer");
     return {
-      ...place(t.place, cursor),
+      ...placeOf(t.place),
+      cursor,
       kind: "transfer",
       from: text(t.fromAddress, "fromAddress") as Address,
       to: text(t.toAddress, "toAddress") as Address,
@@ -48,43 +48,57 @@ function original(event: Json, cursor: bigint): OriginalEvent {
   if (event.ownership) {
     const o = object(event.ownership, "ownership");
     return {
-      ...place(o.place, cursor),
+      ...placeOf(o.place),
+      cursor,
       kind: "ownership",
       holder: text(o.holderAddress, "holderAddress") as Address,
       delta: BigInt(text(o.delta, "delta")),
     };
   }
-  if (event.sale) {
-    const s = object(event.sale, "sale");
-    const usd = text(s.totalUsd, "totalUsd");
+  if (event.sale) return { ...sale(event.sale), cursor };
+  if (event.verdict) {
+    const v = object(event.verdict, "verdict");
     return {
-      ...place(s.place, cursor),
-      kind: "sale",
-      trade: text(s.trade, "trade") as "sale" | "mint" | "return",
-      seller: text(s.sellerAddress, "sellerAddress") as Address,
-      buyer: text(s.buyerAddress, "buyerAddress") as Address,
-      quantity: BigInt(text(s.quantity, "quantity")),
-      nativePaid: BigInt(text(s.nativePaidWei, "nativePaidWei")),
-      fungiblePaid: BigInt(text(s.fungiblePaidWei, "fungiblePaidWei")),
-      totalNative: BigInt(text(s.totalNativeWei, "totalNativeWei")),
-      totalUsd: usd === "" ? undefined : usd,
-      attributedBy: text(s.attributedBy, "attributedBy"),
-      market: text(s.market, "market"),
-      flags: (s.flags as unknown[]).map((f) => text(f, "flag")),
-      bundled: s.bundled === true,
-      payments: (s.payments as unknown[]).map((raw) => {
-        const p = object(raw, "payment");
-        const value = text(p.nativeValueWei, "nativeValueWei");
-        return {
-          token: text(p.tokenAddress, "tokenAddress") as Address,
-          amount: BigInt(text(p.amount, "amount")),
-          nativeValue: value === "" ? undefined : BigInt(value),
-        };
-      }),
-      labels: (s.labels as unknown[]).map((l) => text(l, "label") as TransferLabel),
+      kind: "verdict",
+      cursor,
+      blockNumber: Number(text(v.verdictBlockNumber, "verdictBlockNumber")),
+      blockTime: new Date(text(v.verdictBlockTimestamp, "verdictBlockTimestamp")),
+      rule: text(v.rule, "rule"),
+      sale: sale(v.sale),
     };
   }
   throw new Error(`an event of no known kind: ${JSON.stringify(event)}`);
+}
+
+function sale(raw: unknown): SaleContent {
+  const s = object(raw, "sale");
+  const usd = text(s.totalUsd, "totalUsd");
+  return {
+    ...placeOf(s.place),
+    kind: "sale",
+    trade: text(s.trade, "trade") as "sale" | "mint" | "return",
+    seller: text(s.sellerAddress, "sellerAddress") as Address,
+    buyer: text(s.buyerAddress, "buyerAddress") as Address,
+    quantity: BigInt(text(s.quantity, "quantity")),
+    nativePaid: BigInt(text(s.nativePaidWei, "nativePaidWei")),
+    fungiblePaid: BigInt(text(s.fungiblePaidWei, "fungiblePaidWei")),
+    totalNative: BigInt(text(s.totalNativeWei, "totalNativeWei")),
+    totalUsd: usd === "" ? undefined : usd,
+    attributedBy: text(s.attributedBy, "attributedBy"),
+    market: text(s.market, "market"),
+    flags: (s.flags as unknown[]).map((f) => text(f, "flag")),
+    bundled: s.bundled === true,
+    payments: (s.payments as unknown[]).map((raw) => {
+      const p = object(raw, "payment");
+      const value = text(p.nativeValueWei, "nativeValueWei");
+      return {
+        token: text(p.tokenAddress, "tokenAddress") as Address,
+        amount: BigInt(text(p.amount, "amount")),
+        nativeValue: value === "" ? undefined : BigInt(value),
+      };
+    }),
+    labels: (s.labels as unknown[]).map((l) => text(l, "label") as TransferLabel),
+  };
 }
 
 /** A `StreamEvent` in its wire form, back as the store's event. */

@@ -6,10 +6,10 @@
  */
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { Address, Hex } from "../../src/core/hex.ts";
-import type { OriginalEvent, StreamEvent } from "../../src/core/stream-events.ts";
+import type { StreamEvent } from "../../src/core/stream-events.ts";
 import { signatureProblem } from "../../src/webhooks/signature.ts";
 import { StreamConsumer } from "./stream-consumer.ts";
+import { eventFromWire } from "./stream-wire.ts";
 
 /** One request as it arrived. */
 export interface ReceivedDelivery {
@@ -80,7 +80,7 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
         status: 0,
         subscriptionId: parsed.subscriptionId,
         key: header("idempotency-key") ?? "",
-        events: parsed.events.map(parseWireEvent),
+        events: parsed.events.map(eventFromWire),
         nextCursor: BigInt(parsed.nextCursor),
         at: Date.now(),
       };
@@ -115,65 +115,6 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
       server.close(() => resolve());
     });
   return receiver;
-}
-
-type Json = Record<string, unknown>;
-
-/** An event's wire JSON read back into the store's event, as far as StreamConsumer needs. For tests. */
-export function parseWireEvent(raw: unknown): StreamEvent {
-  const json = raw as Json;
-  const cursor = BigInt(json.cursor as string);
-  if (json.retraction) {
-    const retracted = parseWireEvent((json.retraction as Json).retracted) as OriginalEvent;
-    return { kind: "retraction", cursor, retracted };
-  }
-  const [kind, value] = (["transfer", "ownership", "sale"] as const)
-    .map((k) => [k, json[k] as Json | undefined] as const)
-    .find(([, v]) => v !== undefined) ?? ["", undefined];
-  if (!value) throw new Error(`an event of no kind: ${JSON.stringify(raw)}`);
-  const place = value.place as Json;
-  const at = {
-    cursor,
-    blockNumber: Number(place.blockNumber),
-    logIndex: Number(place.logIndex),
-    seq: Number(place.seqIndex),
-    txHash: place.txHash as Hex,
-    blockTime: new Date(place.blockTimestamp as string),
-    contract: place.contractAddress as Address,
-    tokenId: BigInt(place.tokenId as string),
-  };
-  switch (kind) {
-    case "transfer":
-      return {
-        ...at,
-        kind,
-        from: value.fromAddress as Address,
-        to: value.toAddress as Address,
-        amount: BigInt(value.quantity as string),
-        standard: value.standard as string,
-      };
-    case "ownership":
-      return { ...at, kind, holder: value.holderAddress as Address, delta: BigInt(value.delta as string) };
-    default:
-      return {
-        ...at,
-        kind: "sale",
-        trade: value.trade as "sale",
-        seller: value.sellerAddress as Address,
-        buyer: value.buyerAddress as Address,
-        quantity: BigInt(value.quantity as string),
-        nativePaid: BigInt(value.nativePaidWei as string),
-        fungiblePaid: BigInt(value.fungiblePaidWei as string),
-        totalNative: BigInt(value.totalNativeWei as string),
-        totalUsd: (value.totalUsd as string) || undefined,
-        attributedBy: value.attributedBy as string,
-        market: value.market as string,
-        flags: value.flags as string[],
-        bundled: value.bundled as boolean,
-        payments: [],
-        labels: [],
-      };
-  }
 }
 
 /** A target that answers 500 to everything at once, reading nothing: the idempotency keys it was sent, in order. */

@@ -191,13 +191,44 @@ class ModelOutbox {
   rows: StreamRow[] = [];
   head = 0;
   peak = 0;
-  write(transfers: readonly (typeof arbTransfer extends fc.Arbitrary<infer T> ? T : never)[], sale: boolean) {
+  write(
+    transfers: readonly (typeof arbTransfer extends fc.Arbitrary<infer T> ? T : never)[],
+    sale: boolean,
+    verdict = false,
+  ) {
     const block = ++this.head;
     for (const t of transfers) this.rows.push(transferRow(BigInt(this.rows.length + 1), block, t));
     if (sale)
       this.rows.push(
         saleRow(BigInt(this.rows.length + 1), block, PEOPLE[0] as Address, PEOPLE[1] as Address),
       );
+    // A later rule firing on the newest standing trade without one, after the block's other rows.
+    const standing = (r: StreamRow) => r.retracts === undefined && r.rollbackPeak === undefined;
+    const judged = new Set(
+      this.rows
+        .filter((r) => standing(r) && r.trade?.verdict)
+        .map((r) => `${r.trade?.verdict?.saleBlock}:${r.logIndex}`),
+    );
+    const target = this.rows.findLast(
+      (r) => standing(r) && r.trade && !r.trade.verdict && !judged.has(`${r.blockNumber}:${r.logIndex}`),
+    );
+    if (verdict && target?.trade) {
+      this.rows.push({
+        ...target,
+        id: BigInt(this.rows.length + 1),
+        blockNumber: block,
+        blockTime: new Date(block * 1000),
+        trade: {
+          ...target.trade,
+          flags: [...target.trade.flags, "wash_cycle"],
+          verdict: {
+            rule: "wash_cycle",
+            saleBlock: target.blockNumber,
+            saleTime: target.blockTime.getTime() / 1000,
+          },
+        },
+      });
+    }
   }
   rollback(depth: number) {
     const ancestor = Math.max(0, this.head - depth);
@@ -233,14 +264,15 @@ class ModelOutbox {
       coveredThrough,
     });
   }
-  standingUnits(maxBlock = Number.POSITIVE_INFINITY): Map<string, bigint> {
+  /** A consumer that applied exactly the rows standing, of blocks up to `maxBlock`. */
+  standing(maxBlock = Number.POSITIVE_INFINITY): StreamConsumer {
     const consumer = new StreamConsumer();
     for (const r of this.rows) {
       if (r.retracts === undefined && r.rollbackPeak === undefined && r.blockNumber <= maxBlock) {
         consumer.apply(originalEvents(r));
       }
     }
-    return consumer.units;
+    return consumer;
   }
 }
 
@@ -249,6 +281,7 @@ const arbOp = fc.oneof(
     op: fc.constant("write" as const),
     transfers: fc.array(arbTransfer, { maxLength: 4 }),
     sale: fc.boolean(),
+    verdict: fc.boolean(),
   }),
   fc.record({ op: fc.constant("rollback" as const), depth: fc.integer({ min: 1, max: 6 }) }),
   fc.record({ op: fc.constant("read" as const), limit: fc.integer({ min: 1, max: 5 }) }),
@@ -276,7 +309,7 @@ test("consumers reading in pages between writes and rollbacks end with the store
         }
       };
       for (const op of ops) {
-        if (op.op === "write") outbox.write(op.transfers, op.sale);
+        if (op.op === "write") outbox.write(op.transfers, op.sale, op.verdict);
         else if (op.op === "rollback") {
           // How deep it reached below the highest block indexed: what a confirmed consumer saw.
           deepest = Math.max(deepest, outbox.rollback(op.depth));
@@ -287,8 +320,13 @@ test("consumers reading in pages between writes and rollbacks end with the store
       // its height.
       while (outbox.head < outbox.peak) outbox.write([], false);
       readAll(3, 10_000);
-      assert.deepEqual(live.consumer.units, outbox.standingUnits());
-      assert.deepEqual(confirmed.consumer.units, outbox.standingUnits(outbox.head - CONFIRMATIONS));
+      const truth = outbox.standing();
+      assert.deepEqual(live.consumer.units, truth.units);
+      const confirmedTruth = outbox.standing(outbox.head - CONFIRMATIONS);
+      assert.deepEqual(confirmed.consumer.units, confirmedTruth.units);
+      // Trades with the verdicts standing on them (a filtered consumer is sent them too).
+      assert.deepEqual(live.consumer.tradeSummary(), truth.tradeSummary());
+      assert.deepEqual(confirmed.consumer.tradeSummary(), confirmedTruth.tradeSummary());
       const retractions = (c: StreamConsumer) => c.seen.filter((e: StreamEvent) => e.kind === "retraction");
       if (deepest <= CONFIRMATIONS) {
         assert.deepEqual(
@@ -322,8 +360,14 @@ test("consumers reading in pages between writes and rollbacks end with the store
                 },
               ],
               sale: false,
+              verdict: false,
             },
-            ...Array.from({ length: 4 }, () => ({ op: "write" as const, transfers: [], sale: false })),
+            ...Array.from({ length: 4 }, () => ({
+              op: "write" as const,
+              transfers: [],
+              sale: false,
+              verdict: false,
+            })),
             { op: "read", limit: 1 },
             { op: "read", limit: 1 },
             { op: "rollback", depth: 1 },

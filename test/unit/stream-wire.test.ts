@@ -12,7 +12,7 @@ import { InvalidArgumentError } from "../../src/api/errors.ts";
 import { sseEnd, sseMessages } from "../../src/api/sse.ts";
 import { parseStreamRequest } from "../../src/api/stream-params.ts";
 import type { Address, Hex } from "../../src/core/hex.ts";
-import type { OriginalEvent, StreamEvent } from "../../src/core/stream-events.ts";
+import type { OriginalEvent, SaleEvent, StreamEvent } from "../../src/core/stream-events.ts";
 import { TRANSFER_LABELS } from "../../src/core/transfer-labels.ts";
 import { AttributedBySchema } from "../../src/gen/mintlens/v1beta2/enums_pb.ts";
 import { StreamEventsResponseSchema } from "../../src/gen/mintlens/v1beta2/stream_pb.ts";
@@ -36,6 +36,38 @@ const place = fc.record({
 });
 const attributedBy = AttributedBySchema.values.filter((v) => v.number !== 0).map((v) => v.name);
 
+const sale: fc.Arbitrary<SaleEvent> = fc
+  .record({
+    place,
+    trade: fc.constantFrom("sale" as const, "mint" as const, "return" as const),
+    seller: address,
+    buyer: address,
+    quantity: u256,
+    nativePaid: u256,
+    fungiblePaid: u256,
+    totalNative: u256,
+    totalUsd: fc.option(
+      fc
+        .tuple(fc.bigInt({ min: 0n, max: 10n ** 30n }), fc.integer({ min: 0, max: 999_999 }))
+        .map(([a, b]) => `${a}.${b}`),
+      { nil: undefined },
+    ),
+    attributedBy: fc.constantFrom(...attributedBy),
+    market: fc.constantFrom("", "opensea", "blur"),
+    flags: fc.array(fc.constantFrom("wash_cycle", "rate_outlier", "unpriced", "tx_value"), {
+      maxLength: 3,
+    }),
+    bundled: fc.boolean(),
+    payments: fc.array(
+      fc
+        .record({ token: address, amount: u256, nativeValue: fc.option(u256, { nil: undefined }) })
+        .map((p) => ({ ...p })),
+      { maxLength: 3 },
+    ),
+    labels: fc.uniqueArray(fc.constantFrom(...TRANSFER_LABELS), { maxLength: 4 }),
+  })
+  .map(({ place: p, ...s }) => ({ ...p, kind: "sale" as const, ...s }));
+
 const original: fc.Arbitrary<OriginalEvent> = fc.oneof(
   fc
     .record({
@@ -49,37 +81,20 @@ const original: fc.Arbitrary<OriginalEvent> = fc.oneof(
   fc
     .record({ place, holder: address, delta: fc.bigInt({ min: -(2n ** 255n), max: 2n ** 255n }) })
     .map(({ place: p, ...o }) => ({ ...p, kind: "ownership" as const, ...o })),
+  sale,
   fc
     .record({
-      place,
-      trade: fc.constantFrom("sale" as const, "mint" as const, "return" as const),
-      seller: address,
-      buyer: address,
-      quantity: u256,
-      nativePaid: u256,
-      fungiblePaid: u256,
-      totalNative: u256,
-      totalUsd: fc.option(
-        fc
-          .tuple(fc.bigInt({ min: 0n, max: 10n ** 30n }), fc.integer({ min: 0, max: 999_999 }))
-          .map(([a, b]) => `${a}.${b}`),
-        { nil: undefined },
-      ),
-      attributedBy: fc.constantFrom(...attributedBy),
-      market: fc.constantFrom("", "opensea", "blur"),
-      flags: fc.array(fc.constantFrom("wash_cycle", "rate_outlier", "unpriced", "tx_value"), {
-        maxLength: 3,
-      }),
-      bundled: fc.boolean(),
-      payments: fc.array(
-        fc
-          .record({ token: address, amount: u256, nativeValue: fc.option(u256, { nil: undefined }) })
-          .map((p) => ({ ...p })),
-        { maxLength: 3 },
-      ),
-      labels: fc.uniqueArray(fc.constantFrom(...TRANSFER_LABELS), { maxLength: 4 }),
+      sale,
+      rule: fc.constantFrom("wash_cycle", "wash_returned"),
+      blockNumber: fc.integer({ min: 0, max: 2 ** 40 }),
+      blockTime: fc.integer({ min: 0, max: 4_000_000_000 }).map((t) => new Date(t * 1000)),
     })
-    .map(({ place: p, ...s }) => ({ ...p, kind: "sale" as const, ...s })),
+    .map(({ sale: { cursor, ...content }, ...v }) => ({
+      kind: "verdict" as const,
+      cursor,
+      ...v,
+      sale: content,
+    })),
 );
 const event: fc.Arbitrary<StreamEvent> = fc.oneof(
   original,

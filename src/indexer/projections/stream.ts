@@ -1,10 +1,17 @@
 /**
- * The outbox of the live event stream (src/store/tables/stream-events.ts): a row per transfer and per
- * trade of the batch, in its transaction, so a consumer reading by cursor never misses nor sees
- * twice what the store holds. It comes after the sales, whose trades it copies; a rollback does not
- * delete its rows but takes them back with retractions, before the checkpoint moves.
+ * The outbox of the live event stream (src/store/tables/stream-events.ts): a row per transfer, per
+ * trade and per verdict on a stored trade of the batch, in its transaction, so a consumer reading by
+ * cursor never misses nor sees twice what the store holds. It comes after the sales, whose trades it
+ * copies, and after the verdicts, whose rows it reads back; a rollback does not delete its rows but
+ * takes them back with retractions, before the checkpoint moves.
  */
-import { encodeStreamTrades, retractAfter, streamStatements } from "../../store/tables/stream-events.ts";
+import {
+  encodeStreamTrades,
+  encodeVerdictBlocks,
+  retractAfter,
+  streamStatements,
+} from "../../store/tables/stream-events.ts";
+import { timeOfBatch } from "../batch.ts";
 import { defineProjection, need } from "./projection.ts";
 
 /**
@@ -21,11 +28,21 @@ export const streamProjection = defineProjection({
   name: "stream",
   tables: [{ name: "stream_events", order: "chain_id, id", snapshot: STANDING }],
   resume: async () => undefined,
-  async prepare({ facts }) {
-    return { prepared: encodeStreamTrades(need(facts, "trades", "stream").rows), carry: undefined };
+  async prepare({ batch, facts }) {
+    const timeOf = timeOfBatch(batch);
+    const verdictBlocks = new Map(
+      need(facts, "verdicts", "stream").map((v) => [v.blockNumber, timeOf(v.blockNumber)]),
+    );
+    return {
+      prepared: {
+        trades: encodeStreamTrades(need(facts, "trades", "stream").rows),
+        verdicts: encodeVerdictBlocks(verdictBlocks),
+      },
+      carry: undefined,
+    };
   },
-  statements: (tx, { chainId, batch }, prepared) =>
-    streamStatements(tx, chainId, { from: batch.from, to: batch.to }, batch.nft.length, prepared),
+  statements: (tx, { chainId, batch }, { trades, verdicts }) =>
+    streamStatements(tx, chainId, { from: batch.from, to: batch.to }, batch.nft.length, trades, verdicts),
   async undo(tx, { chainId, ancestor }) {
     await retractAfter(tx, chainId, ancestor);
   },

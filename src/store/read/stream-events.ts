@@ -15,7 +15,7 @@ import {
   selectEvents,
 } from "../../core/stream-events.ts";
 import { bare, type Queryable } from "../pg/database.ts";
-import { STREAM_COLUMNS, type StoredStreamRow, streamRowOf } from "../tables/stream-events.ts";
+import { rowKindsOf, STREAM_COLUMNS, type StoredStreamRow, streamRowOf } from "../tables/stream-events.ts";
 
 /** Ids a call reads at most: with narrow filters it may return no event and a next cursor further on. */
 export const SCAN_ROWS = 10_000;
@@ -103,12 +103,8 @@ export function streamEventsQuery(sql: Queryable, chainId: number, query: Stream
   const { after, from, to } = check(query);
   const confirmations = query.confirmations;
   const conditions = [];
-  const kinds = query.kinds ?? [];
-  const rowKinds = [
-    ...(kinds.length === 0 || kinds.includes("transfer") || kinds.includes("ownership") ? [0] : []),
-    ...(kinds.length === 0 || kinds.includes("sale") ? [1] : []),
-  ];
-  if (rowKinds.length < 2) conditions.push(sql`AND e.kind = ${rowKinds[0] ?? -1}`);
+  const rowKinds = rowKindsOf(query.kinds ?? []);
+  if (rowKinds.length < rowKindsOf([]).length) conditions.push(sql`AND e.kind IN ${sql(rowKinds)}`);
   if (query.contracts?.length) conditions.push(sql`AND e.contract IN ${sql(query.contracts.map(bytes))}`);
   if (query.addresses?.length) {
     const parties = query.addresses.map(bytes);

@@ -20,6 +20,34 @@ import type { SaleRow } from "./sales.ts";
 /** The stored kinds of row. */
 const TRANSFER = 0;
 const TRADE = 1;
+const VERDICT = 2;
+
+/** The row kinds a read of these event kinds needs. */
+export function rowKindsOf(kinds: readonly ("transfer" | "ownership" | "sale")[]): number[] {
+  const all = kinds.length === 0;
+  return [
+    ...(all || kinds.includes("transfer") || kinds.includes("ownership") ? [TRANSFER] : []),
+    // A verdict is sent with the trades it changes.
+    ...(all || kinds.includes("sale") ? [TRADE, VERDICT] : []),
+  ];
+}
+
+/** The blocks of a batch that gave verdicts, with their times: where the verdicts' rows go. */
+export interface VerdictBlocks {
+  count: number;
+  columns: Record<"vb" | "vt", string>;
+}
+
+export function encodeVerdictBlocks(blocks: ReadonlyMap<number, number>): VerdictBlocks {
+  const entries = [...blocks].sort(([a], [b]) => a - b);
+  return {
+    count: entries.length,
+    columns: {
+      vb: joinColumn(entries.map(([block]) => block)),
+      vt: joinColumn(entries.map(([, time]) => time)),
+    },
+  };
+}
 
 /** A batch's trades as the columns of the outbox's insert (see `bulkRows`). */
 export interface EncodedStreamTrades {
@@ -89,9 +117,56 @@ function idBase(sql: Queryable, chainId: number) {
 }
 
 /**
+ * A row per verdict the batch recorded (`sale_verdicts`, written earlier in its transaction), with
+ * the trade it names as it stands with the rule: its flags are the stored ones but for the rules of
+ * verdicts after this one (the batch's own later ones), so the row is the same whichever batches
+ * the blocks fell into. The content is `encodeStreamTrades`' for a trade read back from the store;
+ * verdicts are few, each found by its keys.
+ */
+function verdictRows(sql: Queryable, chainId: number, blocks: VerdictBlocks) {
+  return sql`
+      UNION ALL
+      SELECT v.verdict_block, s.log_index, s.seq, ${VERDICT}::smallint, s.contract, s.token_id, s.seller, s.buyer,
+             s.quantity, s.tx_hash, to_timestamp(t.vt::bigint), NULL,
+             jsonb_build_object(
+               'kind', s.kind,
+               'market', s.market,
+               'flags', to_jsonb(ARRAY(
+                 SELECT f FROM unnest(s.flags) WITH ORDINALITY AS x(f, o)
+                 WHERE f <> ALL (ARRAY(
+                   SELECT w.rule FROM sale_verdicts w
+                   WHERE w.chain_id = ${chainId} AND w.block_number = v.block_number AND w.log_index = v.log_index
+                     AND w.seq = v.seq AND w.seller = v.seller AND (w.verdict_block, w.rule) > (v.verdict_block, v.rule)))
+                 ORDER BY o)),
+               'bundled', s.kind = 'sale' AND EXISTS (
+                 SELECT 1 FROM sales o
+                 WHERE o.chain_id = ${chainId} AND o.block_number = s.block_number AND o.tx_hash = s.tx_hash
+                   AND o.buyer = s.buyer AND o.kind = 'sale' AND (o.log_index, o.seq) <> (s.log_index, s.seq)),
+               'attributedBy', s.attributed_by,
+               'nativePaid', s.native_paid::text,
+               'fungiblePaid', s.fungible_paid::text,
+               'totalNative', s.total_native::text,
+               'totalUsd', s.total_usd::text,
+               'payments', coalesce((
+                 SELECT jsonb_agg(jsonb_build_object(
+                          'token', '0x' || encode(p.token, 'hex'), 'amount', p.amount::text,
+                          'nativeValue', p.native_value::text) ORDER BY p.token)
+                 FROM sale_payments p
+                 WHERE p.chain_id = ${chainId} AND p.contract = s.contract AND p.block_number = s.block_number
+                   AND p.log_index = s.log_index AND p.seq = s.seq AND p.seller = s.seller), '[]'::jsonb),
+               'verdict', jsonb_build_object(
+                 'rule', v.rule, 'saleBlock', s.block_number, 'saleTime', extract(epoch FROM s.block_time)::bigint))
+      FROM ${bulkRows(sql, blocks.columns, { joined: true, alias: "t" })}
+      JOIN sale_verdicts v ON v.chain_id = ${chainId} AND v.verdict_block = t.vb::bigint
+      JOIN sales s ON s.chain_id = ${chainId} AND s.block_number = v.block_number AND s.log_index = v.log_index
+        AND s.seq = v.seq AND s.seller = v.seller`;
+}
+
+/**
  * Appends the outbox rows of a batch: its transfers, read back from `nft_transfers` as the batch's
  * transaction has just written them (one range of their key, and nothing to encode or send again),
- * and its trades; in chain order, a transfer before the trades it delivered.
+ * its trades, and the verdicts it gave on trades already stored; in chain order, a transfer before
+ * the trades it delivered, a block's verdicts after its other rows.
  */
 export function streamStatements(
   sql: Queryable,
@@ -99,8 +174,9 @@ export function streamStatements(
   blocks: { from: number; to: number },
   transfers: number,
   trades: EncodedStreamTrades,
+  verdicts: VerdictBlocks = encodeVerdictBlocks(new Map()),
 ): Statement[] {
-  if (transfers === 0 && trades.count === 0) return [];
+  if (transfers === 0 && trades.count === 0 && verdicts.count === 0) return [];
   const tradeRows =
     trades.count === 0
       ? sql``
@@ -114,7 +190,9 @@ export function streamStatements(
     sql`
     INSERT INTO stream_events (chain_id, id, block_number, log_index, seq, kind, contract, token_id, from_address,
                                to_address, amount, tx_hash, block_time, standard, trade)
-    SELECT ${chainId}, base.id + row_number() OVER (ORDER BY e.block_number, e.log_index, e.seq, e.kind, e.from_address),
+    SELECT ${chainId},
+           base.id + row_number() OVER (
+             ORDER BY e.block_number, e.kind = ${VERDICT}, e.log_index, e.seq, e.kind, e.from_address, e.trade->'verdict'->>'rule'),
            e.*
     FROM (
       SELECT block_number, log_index, seq, ${TRANSFER}::smallint AS kind, contract, token_id, from_address, to_address,
@@ -122,6 +200,7 @@ export function streamStatements(
       FROM nft_transfers
       WHERE chain_id = ${chainId} AND block_number BETWEEN ${blocks.from} AND ${blocks.to}
       ${tradeRows}
+      ${verdicts.count === 0 ? sql`` : verdictRows(sql, chainId, verdicts)}
     ) e CROSS JOIN (${idBase(sql, chainId)}) base`,
   ];
 }

@@ -13,7 +13,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file mintlens/v1beta2/stream.proto.
  */
 export const file_mintlens_v1beta2_stream: GenFile = /*@__PURE__*/
-  fileDesc("Ch1taW50bGVucy92MWJldGEyL3N0cmVhbS5wcm90bxIQbWludGxlbnMudjFiZXRhMiL8AQoTU3RyZWFtRXZlbnRzUmVxdWVzdBIwCgVraW5kcxgBIAMoDjIhLm1pbnRsZW5zLnYxYmV0YTIuU3RyZWFtRXZlbnRLaW5kEhoKEmNvbnRyYWN0X2FkZHJlc3NlcxgCIAMoCRIRCglhZGRyZXNzZXMYAyADKAkSEgoFYWZ0ZXIYBCABKAlIAIgBARIvCgRtb2RlGAUgASgOMhwubWludGxlbnMudjFiZXRhMi5TdHJlYW1Nb2RlSAGIAQESGgoNY29uZmlybWF0aW9ucxgGIAEoDUgCiAEBQggKBl9hZnRlckIHCgVfbW9kZUIQCg5fY29uZmlybWF0aW9ucyJuChRTdHJlYW1FdmVudHNSZXNwb25zZRItCgZldmVudHMYASADKAsyHS5taW50bGVucy52MWJldGEyLlN0cmVhbUV2ZW50EhMKC25leHRfY3Vyc29yGAIgASgEEhIKCmhlYWRfYmxvY2sYAyABKAQi/AEKC1N0cmVhbUV2ZW50Eg4KBmN1cnNvchgBIAEoBBI0Cgh0cmFuc2ZlchgCIAEoCzIgLm1pbnRsZW5zLnYxYmV0YTIuU3RyZWFtVHJhbnNmZXJIABI2Cglvd25lcnNoaXAYAyABKAsyIS5taW50bGVucy52MWJldGEyLlN0cmVhbU93bmVyc2hpcEgAEiwKBHNhbGUYBCABKAsyHC5taW50bGVucy52MWJldGEyLlN0cmVhbVNhbGVIABI4CgpyZXRyYWN0aW9uGAUgASgLMiIubWludGxlbnMudjFiZXRhMi5TdHJlYW1SZXRyYWN0aW9uSABCBwoFZXZlbnQinwEKC1N0cmVhbVBsYWNlEhQKDGJsb2NrX251bWJlchgBIAEoBBIXCg9ibG9ja190aW1lc3RhbXAYAiABKAkSDwoHdHhfaGFzaBgDIAEoCRIRCglsb2dfaW5kZXgYBCABKAQSEQoJc2VxX2luZGV4GAUgASgEEhgKEGNvbnRyYWN0X2FkZHJlc3MYBiABKAkSEAoIdG9rZW5faWQYByABKAkijAEKDlN0cmVhbVRyYW5zZmVyEiwKBXBsYWNlGAEgASgLMh0ubWludGxlbnMudjFiZXRhMi5TdHJlYW1QbGFjZRIUCgxmcm9tX2FkZHJlc3MYAiABKAkSEgoKdG9fYWRkcmVzcxgDIAEoCRIQCghxdWFudGl0eRgEIAEoCRIQCghzdGFuZGFyZBgFIAEoCSJmCg9TdHJlYW1Pd25lcnNoaXASLAoFcGxhY2UYASABKAsyHS5taW50bGVucy52MWJldGEyLlN0cmVhbVBsYWNlEhYKDmhvbGRlcl9hZGRyZXNzGAIgASgJEg0KBWRlbHRhGAMgASgJIq4DCgpTdHJlYW1TYWxlEiwKBXBsYWNlGAEgASgLMh0ubWludGxlbnMudjFiZXRhMi5TdHJlYW1QbGFjZRINCgV0cmFkZRgCIAEoCRIWCg5zZWxsZXJfYWRkcmVzcxgDIAEoCRIVCg1idXllcl9hZGRyZXNzGAQgASgJEhAKCHF1YW50aXR5GAUgASgJEhgKEHRvdGFsX25hdGl2ZV93ZWkYBiABKAkSFwoPbmF0aXZlX3BhaWRfd2VpGAcgASgJEhkKEWZ1bmdpYmxlX3BhaWRfd2VpGAggASgJEhEKCXRvdGFsX3VzZBgJIAEoCRI1Cg1hdHRyaWJ1dGVkX2J5GAogASgOMh4ubWludGxlbnMudjFiZXRhMi5BdHRyaWJ1dGVkQnkSDgoGbWFya2V0GAsgASgJEg0KBWZsYWdzGAwgAygJEg8KB2J1bmRsZWQYDSABKAgSMQoIcGF5bWVudHMYDiADKAsyHy5taW50bGVucy52MWJldGEyLlN0cmVhbVBheW1lbnQSJwoGbGFiZWxzGA8gAygOMhcubWludGxlbnMudjFiZXRhMi5MYWJlbCJQCg1TdHJlYW1QYXltZW50EhUKDXRva2VuX2FkZHJlc3MYASABKAkSDgoGYW1vdW50GAIgASgJEhgKEG5hdGl2ZV92YWx1ZV93ZWkYAyABKAkiRAoQU3RyZWFtUmV0cmFjdGlvbhIwCglyZXRyYWN0ZWQYASABKAsyHS5taW50bGVucy52MWJldGEyLlN0cmVhbUV2ZW50KpEBCg9TdHJlYW1FdmVudEtpbmQSIQodU1RSRUFNX0VWRU5UX0tJTkRfVU5TUEVDSUZJRUQQABIeChpTVFJFQU1fRVZFTlRfS0lORF9UUkFOU0ZFUhABEhoKFlNUUkVBTV9FVkVOVF9LSU5EX1NBTEUQAhIfChtTVFJFQU1fRVZFTlRfS0lORF9PV05FUlNISVAQAypaCgpTdHJlYW1Nb2RlEhsKF1NUUkVBTV9NT0RFX1VOU1BFQ0lGSUVEEAASFAoQU1RSRUFNX01PREVfSEVBRBABEhkKFVNUUkVBTV9NT0RFX0NPTkZJUk1FRBACMpABCg1TdHJlYW1TZXJ2aWNlEn8KDFN0cmVhbUV2ZW50cxIlLm1pbnRsZW5zLnYxYmV0YTIuU3RyZWFtRXZlbnRzUmVxdWVzdBomLm1pbnRsZW5zLnYxYmV0YTIuU3RyZWFtRXZlbnRzUmVzcG9uc2UiHoLT5JMCGBIWL3YxYmV0YTIvc3RyZWFtL2V2ZW50czABYgZwcm90bzM", [file_google_api_annotations, file_mintlens_v1beta2_enums]);
+  fileDesc("Ch1taW50bGVucy92MWJldGEyL3N0cmVhbS5wcm90bxIQbWludGxlbnMudjFiZXRhMiL8AQoTU3RyZWFtRXZlbnRzUmVxdWVzdBIwCgVraW5kcxgBIAMoDjIhLm1pbnRsZW5zLnYxYmV0YTIuU3RyZWFtRXZlbnRLaW5kEhoKEmNvbnRyYWN0X2FkZHJlc3NlcxgCIAMoCRIRCglhZGRyZXNzZXMYAyADKAkSEgoFYWZ0ZXIYBCABKAlIAIgBARIvCgRtb2RlGAUgASgOMhwubWludGxlbnMudjFiZXRhMi5TdHJlYW1Nb2RlSAGIAQESGgoNY29uZmlybWF0aW9ucxgGIAEoDUgCiAEBQggKBl9hZnRlckIHCgVfbW9kZUIQCg5fY29uZmlybWF0aW9ucyJuChRTdHJlYW1FdmVudHNSZXNwb25zZRItCgZldmVudHMYASADKAsyHS5taW50bGVucy52MWJldGEyLlN0cmVhbUV2ZW50EhMKC25leHRfY3Vyc29yGAIgASgEEhIKCmhlYWRfYmxvY2sYAyABKAQitAIKC1N0cmVhbUV2ZW50Eg4KBmN1cnNvchgBIAEoBBI0Cgh0cmFuc2ZlchgCIAEoCzIgLm1pbnRsZW5zLnYxYmV0YTIuU3RyZWFtVHJhbnNmZXJIABI2Cglvd25lcnNoaXAYAyABKAsyIS5taW50bGVucy52MWJldGEyLlN0cmVhbU93bmVyc2hpcEgAEiwKBHNhbGUYBCABKAsyHC5taW50bGVucy52MWJldGEyLlN0cmVhbVNhbGVIABI4CgpyZXRyYWN0aW9uGAUgASgLMiIubWludGxlbnMudjFiZXRhMi5TdHJlYW1SZXRyYWN0aW9uSAASNgoHdmVyZGljdBgGIAEoCzIjLm1pbnRsZW5zLnYxYmV0YTIuU3RyZWFtU2FsZVZlcmRpY3RIAEIHCgVldmVudCKfAQoLU3RyZWFtUGxhY2USFAoMYmxvY2tfbnVtYmVyGAEgASgEEhcKD2Jsb2NrX3RpbWVzdGFtcBgCIAEoCRIPCgd0eF9oYXNoGAMgASgJEhEKCWxvZ19pbmRleBgEIAEoBBIRCglzZXFfaW5kZXgYBSABKAQSGAoQY29udHJhY3RfYWRkcmVzcxgGIAEoCRIQCgh0b2tlbl9pZBgHIAEoCSKMAQoOU3RyZWFtVHJhbnNmZXISLAoFcGxhY2UYASABKAsyHS5taW50bGVucy52MWJldGEyLlN0cmVhbVBsYWNlEhQKDGZyb21fYWRkcmVzcxgCIAEoCRISCgp0b19hZGRyZXNzGAMgASgJEhAKCHF1YW50aXR5GAQgASgJEhAKCHN0YW5kYXJkGAUgASgJImYKD1N0cmVhbU93bmVyc2hpcBIsCgVwbGFjZRgBIAEoCzIdLm1pbnRsZW5zLnYxYmV0YTIuU3RyZWFtUGxhY2USFgoOaG9sZGVyX2FkZHJlc3MYAiABKAkSDQoFZGVsdGEYAyABKAkirgMKClN0cmVhbVNhbGUSLAoFcGxhY2UYASABKAsyHS5taW50bGVucy52MWJldGEyLlN0cmVhbVBsYWNlEg0KBXRyYWRlGAIgASgJEhYKDnNlbGxlcl9hZGRyZXNzGAMgASgJEhUKDWJ1eWVyX2FkZHJlc3MYBCABKAkSEAoIcXVhbnRpdHkYBSABKAkSGAoQdG90YWxfbmF0aXZlX3dlaRgGIAEoCRIXCg9uYXRpdmVfcGFpZF93ZWkYByABKAkSGQoRZnVuZ2libGVfcGFpZF93ZWkYCCABKAkSEQoJdG90YWxfdXNkGAkgASgJEjUKDWF0dHJpYnV0ZWRfYnkYCiABKA4yHi5taW50bGVucy52MWJldGEyLkF0dHJpYnV0ZWRCeRIOCgZtYXJrZXQYCyABKAkSDQoFZmxhZ3MYDCADKAkSDwoHYnVuZGxlZBgNIAEoCBIxCghwYXltZW50cxgOIAMoCzIfLm1pbnRsZW5zLnYxYmV0YTIuU3RyZWFtUGF5bWVudBInCgZsYWJlbHMYDyADKA4yFy5taW50bGVucy52MWJldGEyLkxhYmVsIowBChFTdHJlYW1TYWxlVmVyZGljdBIqCgRzYWxlGAEgASgLMhwubWludGxlbnMudjFiZXRhMi5TdHJlYW1TYWxlEgwKBHJ1bGUYAiABKAkSHAoUdmVyZGljdF9ibG9ja19udW1iZXIYAyABKAQSHwoXdmVyZGljdF9ibG9ja190aW1lc3RhbXAYBCABKAkiUAoNU3RyZWFtUGF5bWVudBIVCg10b2tlbl9hZGRyZXNzGAEgASgJEg4KBmFtb3VudBgCIAEoCRIYChBuYXRpdmVfdmFsdWVfd2VpGAMgASgJIkQKEFN0cmVhbVJldHJhY3Rpb24SMAoJcmV0cmFjdGVkGAEgASgLMh0ubWludGxlbnMudjFiZXRhMi5TdHJlYW1FdmVudCqRAQoPU3RyZWFtRXZlbnRLaW5kEiEKHVNUUkVBTV9FVkVOVF9LSU5EX1VOU1BFQ0lGSUVEEAASHgoaU1RSRUFNX0VWRU5UX0tJTkRfVFJBTlNGRVIQARIaChZTVFJFQU1fRVZFTlRfS0lORF9TQUxFEAISHwobU1RSRUFNX0VWRU5UX0tJTkRfT1dORVJTSElQEAMqWgoKU3RyZWFtTW9kZRIbChdTVFJFQU1fTU9ERV9VTlNQRUNJRklFRBAAEhQKEFNUUkVBTV9NT0RFX0hFQUQQARIZChVTVFJFQU1fTU9ERV9DT05GSVJNRUQQAjKQAQoNU3RyZWFtU2VydmljZRJ/CgxTdHJlYW1FdmVudHMSJS5taW50bGVucy52MWJldGEyLlN0cmVhbUV2ZW50c1JlcXVlc3QaJi5taW50bGVucy52MWJldGEyLlN0cmVhbUV2ZW50c1Jlc3BvbnNlIh6C0+STAhgSFi92MWJldGEyL3N0cmVhbS9ldmVudHMwAWIGcHJvdG8z", [file_google_api_annotations, file_mintlens_v1beta2_enums]);
 
 /**
  * Which events to stream, and from where.
@@ -167,6 +167,14 @@ export type StreamEvent = Message<"mintlens.v1beta2.StreamEvent"> & {
      */
     value: StreamRetraction;
     case: "retraction";
+  } | {
+    /**
+     * A wash rule that a later block made fire on a trade already sent.
+     *
+     * @generated from field: mintlens.v1beta2.StreamSaleVerdict verdict = 6;
+     */
+    value: StreamSaleVerdict;
+    case: "verdict";
   } | { case: undefined; value?: undefined };
 };
 
@@ -414,7 +422,8 @@ export type StreamSale = Message<"mintlens.v1beta2.StreamSale"> & {
 
   /**
    * What was found about the trade when its block was indexed: the wash rules that fired
-   * (`wash_cycle`, `wash_self`, ...), `rate_outlier`, `unpriced`, `tx_value`.
+   * (`wash_cycle`, `wash_self`, ...), `rate_outlier`, `unpriced`, `tx_value`. Rules that fire later
+   * come as StreamSaleVerdict events.
    *
    * @generated from field: repeated string flags = 12;
    */
@@ -451,6 +460,53 @@ export const StreamSaleSchema: GenMessage<StreamSale> = /*@__PURE__*/
   messageDesc(file_mintlens_v1beta2_stream, 6);
 
 /**
+ * A wash rule that fired on a trade already sent, when a later block completed the pattern (the
+ * trade was the earlier leg of a cycle, or the seller's proceeds went back to the buyer within the
+ * hour). The trade's `flags` gain `rule`; `sale` is the trade as it stands with it, labels
+ * included. A consumer replaces the trade it holds with `sale`; on a retraction of this event, it
+ * takes `rule` out of the trade's flags again (the rollback took the verdict back).
+ *
+ * @generated from message mintlens.v1beta2.StreamSaleVerdict
+ */
+export type StreamSaleVerdict = Message<"mintlens.v1beta2.StreamSaleVerdict"> & {
+  /**
+   * The trade, as its sale event was sent but for its `flags` and `labels`, which now carry the rule.
+   *
+   * @generated from field: mintlens.v1beta2.StreamSale sale = 1;
+   */
+  sale?: StreamSale | undefined;
+
+  /**
+   * The rule that fired: `wash_cycle` or `wash_returned`.
+   *
+   * @generated from field: string rule = 2;
+   */
+  rule: string;
+
+  /**
+   * The block whose transaction gave the verdict: the block a reorganisation must take away to take
+   * it back, and the depth a confirmed stream waits for.
+   *
+   * @generated from field: uint64 verdict_block_number = 3;
+   */
+  verdictBlockNumber: bigint;
+
+  /**
+   * Time of that block: UTC, `YYYY-MM-DDTHH:MM:SSZ`.
+   *
+   * @generated from field: string verdict_block_timestamp = 4;
+   */
+  verdictBlockTimestamp: string;
+};
+
+/**
+ * Describes the message mintlens.v1beta2.StreamSaleVerdict.
+ * Use `create(StreamSaleVerdictSchema)` to create a new message.
+ */
+export const StreamSaleVerdictSchema: GenMessage<StreamSaleVerdict> = /*@__PURE__*/
+  messageDesc(file_mintlens_v1beta2_stream, 7);
+
+/**
  * A fungible-token payment of a trade.
  *
  * @generated from message mintlens.v1beta2.StreamPayment
@@ -483,7 +539,7 @@ export type StreamPayment = Message<"mintlens.v1beta2.StreamPayment"> & {
  * Use `create(StreamPaymentSchema)` to create a new message.
  */
 export const StreamPaymentSchema: GenMessage<StreamPayment> = /*@__PURE__*/
-  messageDesc(file_mintlens_v1beta2_stream, 7);
+  messageDesc(file_mintlens_v1beta2_stream, 8);
 
 /**
  * An event taken back: the chain reorganised away the block it happened in. A consumer that applied
@@ -505,7 +561,7 @@ export type StreamRetraction = Message<"mintlens.v1beta2.StreamRetraction"> & {
  * Use `create(StreamRetractionSchema)` to create a new message.
  */
 export const StreamRetractionSchema: GenMessage<StreamRetraction> = /*@__PURE__*/
-  messageDesc(file_mintlens_v1beta2_stream, 8);
+  messageDesc(file_mintlens_v1beta2_stream, 9);
 
 /**
  * A kind of stream event a consumer can ask for.
@@ -528,7 +584,7 @@ export enum StreamEventKind {
   TRANSFER = 1,
 
   /**
-   * A trade: a sale, a paid mint or a return.
+   * A trade: a sale, a paid mint or a return; and a verdict that a later block gave on one.
    *
    * @generated from enum value: STREAM_EVENT_KIND_SALE = 2;
    */
