@@ -13,9 +13,18 @@ export interface ReadinessPolicy {
   maxLagBlocks: number;
   /** The indexer's heartbeat may be this old, in seconds, and the chain still be ready. */
   maxHeartbeatAgeSeconds: number;
+  /**
+   * The node's head may stay at one block this long, in seconds, and the chain still be ready; 0
+   * for no limit (a development chain that mines only on demand).
+   */
+  maxHeadStillSeconds?: number;
 }
 
-export const DEFAULT_READINESS: ReadinessPolicy = { maxLagBlocks: 64, maxHeartbeatAgeSeconds: 120 };
+export const DEFAULT_READINESS: ReadinessPolicy = {
+  maxLagBlocks: 64,
+  maxHeartbeatAgeSeconds: 120,
+  maxHeadStillSeconds: 600,
+};
 
 /** One chain's readiness and the figures it was judged on: the body of `/readyz`. */
 export interface ChainReadiness {
@@ -30,8 +39,12 @@ export interface ChainReadiness {
   /** Blocks the node's head less the confirmations is above the indexed height (0 when not above). */
   lagBlocks?: number;
   heartbeatAgeSeconds?: number;
+  /** Seconds the node's head has stayed at `headBlock`. */
+  headStillSeconds?: number;
   maxLagBlocks: number;
   maxHeartbeatAgeSeconds: number;
+  /** 0: no limit. */
+  maxHeadStillSeconds: number;
 }
 
 export interface ReadinessChain {
@@ -48,7 +61,7 @@ export function judgeChain(
   head: ChainHead | undefined,
   failure?: "unreadable",
 ): ChainReadiness {
-  const { maxLagBlocks, maxHeartbeatAgeSeconds } = chain.policy;
+  const { maxLagBlocks, maxHeartbeatAgeSeconds, maxHeadStillSeconds = 0 } = chain.policy;
   const judged: ChainReadiness = {
     chain: chain.name,
     chainId: chain.chainId,
@@ -56,6 +69,7 @@ export function judgeChain(
     reasons: [],
     maxLagBlocks,
     maxHeartbeatAgeSeconds,
+    maxHeadStillSeconds,
   };
   if (failure === "unreadable") {
     judged.reasons.push("the store cannot be read");
@@ -83,6 +97,15 @@ export function judgeChain(
     judged.reasons.push(
       `the indexer last recorded the node's head ${age} s ago (more than ${maxHeartbeatAgeSeconds} s): it is not running, or cannot reach the node or the store`,
     );
+  }
+  if (head.headStillSeconds !== undefined) {
+    const still = Math.round(head.headStillSeconds * 10) / 10;
+    judged.headStillSeconds = still;
+    if (maxHeadStillSeconds > 0 && head.headStillSeconds > maxHeadStillSeconds) {
+      judged.reasons.push(
+        `the node's head has stayed at block ${head.headBlock} for ${still} s (more than ${maxHeadStillSeconds} s): the node is not following its chain`,
+      );
+    }
   }
   if (lag > maxLagBlocks) {
     judged.reasons.push(

@@ -5,7 +5,8 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { type NumericDisplayType, traitPercentage } from "../core/traits.ts";
 import { transferLabels } from "../core/transfer-labels.ts";
-import type { ContractType as StoreContractType } from "../core/types.ts";
+import type { Rate, ContractType as StoreContractType } from "../core/types.ts";
+import { usdValue } from "../core/usd.ts";
 import {
   DisplayType,
   type GetCollectionMetadataResponse,
@@ -468,10 +469,16 @@ export function collectionTotalsMessage(facts: CollectionFacts): GetCollectionTo
  * A floor in the native coin, or every price null without one. The dollar price is null: the
  * offer is valued at no rate (see docs/api.md).
  */
-export function floorPriceMessage(lowestWei: bigint | undefined): GetFloorPriceResponse {
+export function floorPriceMessage(
+  lowestWei: bigint | undefined,
+  usdPerWei: Rate | undefined,
+): GetFloorPriceResponse {
   return create(GetFloorPriceResponseSchema, {
     price: {
       ...(lowestWei === undefined ? {} : { totalNative: formatNative(lowestWei) }),
+      ...(lowestWei === undefined || usdPerWei === undefined
+        ? {}
+        : { totalUsd: usdValue(lowestWei, usdPerWei) }),
       fungibleAddress: "",
     },
   });

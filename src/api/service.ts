@@ -582,7 +582,7 @@ export function createApiService(options: ApiServiceOptions): Map<string, Operat
         read: async () => {
           const floor = await floorPrice(sql, chainId, contract);
           if (floor === undefined) throw unknownCollection();
-          return floorPriceMessage(floor.lowestWei);
+          return floorPriceMessage(floor.lowestWei, floor.usdPerWei);
         },
       };
     },

@@ -54,6 +54,11 @@ export function addApiOptions(command: Command, blobDefault?: string): Command {
       "a chain is not ready once its indexer has not recorded the node's head for this long (env MINTLENS_READY_HEARTBEAT, default 120)",
     )
     .option(
+      "--ready-head-stall <[chain=]seconds>",
+      "a chain is not ready once its node's head has stayed at one block this long, 0 for no limit: N for every chain, or chain=N (env MINTLENS_READY_HEAD_STALL, default 600)",
+      collect,
+    )
+    .option(
       "--rate-limit <n>",
       "points per second per API key over REST and gRPC (a point per request, one per started 64 KiB of answer), 0 for none (default 30)",
     )
@@ -181,6 +186,7 @@ export async function serveApi(options: ServeOptions): Promise<RunningApi & { ce
         readiness: {
           maxLagBlocks: api.readyLagBlocks[chain.name] ?? API_DEFAULTS.readyLagBlocks,
           maxHeartbeatAgeSeconds: api.readyHeartbeatSeconds,
+          maxHeadStillSeconds: api.readyHeadStallSeconds[chain.name] ?? API_DEFAULTS.readyHeadStallSeconds,
         },
       };
     }),

@@ -6,6 +6,7 @@
 import { redactUrl } from "../core/url.ts";
 import { ConfigError } from "./config.ts";
 import type { Variables } from "./environment.ts";
+import { wholeNumber } from "./option-values.ts";
 
 export interface ApiListeners {
   name: string;
@@ -33,6 +34,8 @@ export interface ApiConfig extends ApiGuardConfig {
   readyLagBlocks: Record<string, number>;
   /** The indexer's heartbeat may be this old, in seconds, and its chain still be ready. */
   readyHeartbeatSeconds: number;
+  /** Per chain: how long the node's head may stay at one block, in seconds; 0 for no limit. */
+  readyHeadStallSeconds: Record<string, number>;
   /** Where the metrics listener binds, whatever `host` is. */
   metricsHost: string;
   /** How long a request waits for its `minBlock`, in ms, before it is answered unavailable. */
@@ -57,6 +60,7 @@ export interface ApiConfigInput extends ApiGuardConfigInput {
   publicUrl?: string[];
   readyLag?: string[];
   readyHeartbeat?: string;
+  readyHeadStall?: string[];
   metricsHost?: string;
   minBlockWait?: string;
   maxStreamsPerKey?: string;
@@ -73,6 +77,7 @@ export const API_DEFAULTS = {
   responseCacheMb: 64,
   readyLagBlocks: 64,
   readyHeartbeatSeconds: 120,
+  readyHeadStallSeconds: 600,
   metricsHost: "127.0.0.1",
   minBlockWaitMs: 2_000,
   maxStreamsPerKey: 4,
@@ -169,7 +174,10 @@ function parseServing(
   env: Variables,
   chains: readonly string[],
   problems: string[],
-): Pick<ApiConfig, "publicUrls" | "readyLagBlocks" | "readyHeartbeatSeconds" | "metricsHost"> {
+): Pick<
+  ApiConfig,
+  "publicUrls" | "readyLagBlocks" | "readyHeartbeatSeconds" | "readyHeadStallSeconds" | "metricsHost"
+> {
   const urls = perChain(input.publicUrl, env.MINTLENS_PUBLIC_URL, chains, "public url", problems);
   const publicUrls: Record<string, string> = {};
   const every = urls.every === undefined ? undefined : publicBase(urls.every, problems);
@@ -190,6 +198,21 @@ function parseServing(
   const readyLagBlocks: Record<string, number> = {};
   for (const name of chains) readyLagBlocks[name] = lagOf(lags.named.get(name)) ?? lagEvery;
 
+  const stalls = perChain(
+    input.readyHeadStall,
+    env.MINTLENS_READY_HEAD_STALL,
+    chains,
+    "ready head stall",
+    problems,
+  );
+  const stallOf = (text: string | undefined): number | undefined =>
+    text === undefined
+      ? undefined
+      : wholeNumber(problems, "ready head stall", text, API_DEFAULTS.readyHeadStallSeconds, { min: 0 });
+  const stallEvery = stallOf(stalls.every) ?? API_DEFAULTS.readyHeadStallSeconds;
+  const readyHeadStallSeconds: Record<string, number> = {};
+  for (const name of chains) readyHeadStallSeconds[name] = stallOf(stalls.named.get(name)) ?? stallEvery;
+
   const heartbeatRaw = input.readyHeartbeat ?? env.MINTLENS_READY_HEARTBEAT;
   let readyHeartbeatSeconds = API_DEFAULTS.readyHeartbeatSeconds;
   if (heartbeatRaw !== undefined) {
@@ -200,7 +223,7 @@ function parseServing(
 
   const metricsHost = input.metricsHost ?? env.MINTLENS_METRICS_HOST ?? API_DEFAULTS.metricsHost;
   if (metricsHost.trim() === "") problems.push("metrics host: empty");
-  return { publicUrls, readyLagBlocks, readyHeartbeatSeconds, metricsHost };
+  return { publicUrls, readyLagBlocks, readyHeartbeatSeconds, readyHeadStallSeconds, metricsHost };
 }
 
 export function parseApiConfig(input: ApiConfigInput, env: Variables, chains: readonly string[]): ApiConfig {

@@ -1,5 +1,6 @@
 import type { Address } from "../core/hex.ts";
 import type { PriceContext, Rate } from "../core/types.ts";
+import { usdValue } from "../core/usd.ts";
 import type { Trade } from "./types.ts";
 
 export type { PriceContext, Rate };
@@ -22,10 +23,6 @@ export interface TradePrice {
   totalUsd: string | undefined;
   flags: string[];
 }
-
-/** Digits kept after the point of a USD value: far below a cent, exact to what a rate can say. */
-const USD_DECIMALS = 18n;
-const USD_UNIT = 10n ** USD_DECIMALS;
 
 /**
  * Converts a trade's payment to wei and USD. Conversions round down to the wei (and to 10^-18 USD):
@@ -51,17 +48,6 @@ export function priceTrade(trade: Trade, prices: PriceContext): TradePrice {
   if (trade.priceFromTransactionValue) flags.push("tx_value");
   const totalNative = trade.native + fungiblePaid;
   const usd = prices.usdPerWei;
-  const totalUsd =
-    usd === undefined ? undefined : formatScaled((totalNative * usd.num * USD_UNIT) / usd.den, USD_DECIMALS);
+  const totalUsd = usd === undefined ? undefined : usdValue(totalNative, usd);
   return { payments, fungiblePaid, totalNative, totalUsd, flags };
-}
-
-/** `scaled / 10^decimals` as a plain decimal string without trailing zeros. */
-export function formatScaled(scaled: bigint, decimals: bigint): string {
-  const negative = scaled < 0n;
-  const abs = negative ? -scaled : scaled;
-  const unit = 10n ** decimals;
-  const whole = abs / unit;
-  const fraction = (abs % unit).toString().padStart(Number(decimals), "0").replace(/0+$/, "");
-  return `${negative ? "-" : ""}${whole}${fraction ? `.${fraction}` : ""}`;
 }

@@ -12,10 +12,12 @@ import { fileURLToPath } from "node:url";
 import type { Abi } from "viem";
 import { formatNative } from "../../src/api/format.ts";
 import type { Address } from "../../src/core/hex.ts";
+import type { Rate } from "../../src/core/types.ts";
+import { usdValue } from "../../src/core/usd.ts";
 import { loadArtifact } from "../../src/devchain/artifacts.ts";
 import { connectDevChain, type DevChain, fundAndUnlock, sendContractTx } from "../../src/devchain/deploy.ts";
+import { newestUsdPerWei } from "../../src/store/tables/chain-state.ts";
 import { API_CHAIN_ID, type ApiFixture, startApiFixture } from "../support/api-fixture.ts";
-import { indexUntil } from "../support/indexing.ts";
 
 const RECORDED = fileURLToPath(
   new URL("../../../shared/realdata/dashbrd-mnemonic-responses", import.meta.url),
@@ -45,29 +47,40 @@ async function supply(): Promise<bigint> {
   })) as bigint;
 }
 
-/** The lowest public offer the market's storage holds, in wei. */
-async function contractFloor(): Promise<bigint | undefined> {
-  let floor: bigint | undefined;
-  for (let i = 0n; i < (await supply()); i++) {
+/** The public offers the market's storage holds: each punk on sale to anyone, at its price in wei. */
+async function publicOffers(): Promise<{ index: bigint; minValue: bigint }[]> {
+  const offers: { index: bigint; minValue: bigint }[] = [];
+  for (let index = 0n; index < (await supply()); index++) {
     const [isForSale, , , minValue, onlySellTo] = (await chain.publicClient.readContract({
       address: punks,
       abi,
       functionName: "punksOfferedForSale",
-      args: [i],
+      args: [index],
     })) as [boolean, bigint, Address, bigint, Address];
-    if (isForSale && BigInt(onlySellTo) === 0n && (floor === undefined || minValue < floor)) floor = minValue;
+    if (isForSale && BigInt(onlySellTo) === 0n) offers.push({ index, minValue });
   }
-  return floor;
+  return offers;
 }
 
-const answerOf = (wei: bigint | undefined) => ({
+/** The lowest public offer the market's storage holds, in wei. */
+async function contractFloor(): Promise<bigint | undefined> {
+  return (await publicOffers()).reduce<bigint | undefined>(
+    (floor, o) => (floor === undefined || o.minValue < floor ? o.minValue : floor),
+    undefined,
+  );
+}
+
+/** The answer for a lowest offer of `wei`, valued at `usdPerWei` (the newest indexed block's rate). */
+const answerOf = (wei: bigint | undefined, usdPerWei?: Rate) => ({
   price: {
     totalNative: wei === undefined ? null : formatNative(wei),
-    totalUsd: null,
+    totalUsd: wei === undefined || usdPerWei === undefined ? null : usdValue(wei, usdPerWei),
     fungibleAddress: "",
     fungibleValue: null,
   },
 });
+
+const newestRate = () => newestUsdPerWei(f.sql, API_CHAIN_ID);
 
 async function floorAnswer(contract: string): Promise<Json> {
   const answer = await f.rest(`/marketplaces/v1beta2/floors/${contract}`);
@@ -75,10 +88,11 @@ async function floorAnswer(contract: string): Promise<Json> {
   return answer.body as Json;
 }
 
-/** Indexes to the head, then waits (bounded) for the API to answer `expected` from the new data. */
-async function expectFloor(expected: Json, step: string): Promise<void> {
+/** Indexes to the head, then waits (bounded) for the API to answer a floor of `wei` from the new data. */
+async function expectFloor(wei: bigint | undefined, step: string): Promise<void> {
   const head = Number(await chain.publicClient.getBlockNumber({ cacheTime: 0 }));
-  await indexUntil({ sql: f.sql, rpcUrl: f.anvil.url, chainId: API_CHAIN_ID, untilBlock: head });
+  await f.index(head);
+  const expected = answerOf(wei, await newestRate());
   const deadline = Date.now() + 10_000;
   let body = await floorAnswer(punks);
   for (
@@ -106,7 +120,11 @@ async function ownerOf(index: bigint): Promise<Address> {
 describe("floor prices", () => {
   test("the punks' floor is the market's lowest public offer, and follows a new lowest offer and its withdrawal", async () => {
     const atEnd = await contractFloor();
-    assert.deepEqual(await floorAnswer(punks), answerOf(atEnd), "at the end of the history");
+    assert.deepEqual(
+      await floorAnswer(punks),
+      answerOf(atEnd, await newestRate()),
+      "at the end of the history",
+    );
     // An offer below any other, then withdrawn: the floor moves to it and back.
     const index = 0n;
     const seller = await ownerOf(index);
@@ -118,7 +136,7 @@ describe("floor prices", () => {
       args: [index, 1n],
       from: seller,
     });
-    await expectFloor(answerOf(1n), "a one-wei offer");
+    await expectFloor(1n, "a one-wei offer");
     assert.equal(await contractFloor(), 1n);
     await sendContractTx(chain, {
       address: punks,
@@ -128,7 +146,57 @@ describe("floor prices", () => {
       from: seller,
     });
     const after = await contractFloor();
-    await expectFloor(answerOf(after), "the offer withdrawn");
+    await expectFloor(after, "the offer withdrawn");
+  });
+
+  test("the floor is valued in dollars at the newest block's rate, as a sale in that block is", async () => {
+    // Two punks offered, one of them bought in a new block: the newest block has a sale, valued at
+    // its rate, and the other offer stays open.
+    const offer = async (index: bigint, wei: bigint) => {
+      const owner = await ownerOf(index);
+      await fundAndUnlock(chain, [owner], 10n ** 20n);
+      await sendContractTx(chain, {
+        address: punks,
+        abi,
+        functionName: "offerPunkForSale",
+        args: [index, wei],
+        from: owner,
+      });
+    };
+    const owned: bigint[] = [];
+    for (let index = 2n; owned.length < 2 && index < (await supply()); index++) {
+      if (BigInt(await ownerOf(index)) !== 0n) owned.push(index);
+    }
+    const [kept, sold] = owned as [bigint, bigint];
+    assert.equal(owned.length, 2, "the history assigned punks");
+    await offer(kept, 3n * 10n ** 18n);
+    await offer(sold, 2n * 10n ** 18n);
+    const buyer = `0x${"b7".repeat(20)}` as Address;
+    await fundAndUnlock(chain, [buyer], 10n ** 24n);
+    await sendContractTx(chain, {
+      address: punks,
+      abi,
+      functionName: "buyPunk",
+      args: [sold],
+      from: buyer,
+      value: 2n * 10n ** 18n,
+    });
+    const head = Number(await chain.publicClient.getBlockNumber({ cacheTime: 0 }));
+    const floor = await contractFloor();
+    assert.ok(floor !== undefined && floor >= 10n ** 15n, `an offer is open: ${floor}`);
+    await expectFloor(floor, "after the purchase");
+    const [sale] = await f.sql<{ total_native: string; total_usd: string | null }[]>`
+      SELECT total_native::text, total_usd::text FROM sales
+      WHERE chain_id = ${API_CHAIN_ID} AND block_number = ${head} AND buyer = ${Buffer.from(buyer.slice(2), "hex")}`;
+    assert.ok(sale?.total_usd, "the sale of the newest block is valued in dollars");
+    const answer = (await floorAnswer(punks)).price as Json;
+    // Both are wei times the same rate, each rounded down to 10^-18 dollars.
+    const perWeiOfSale = Number(sale.total_usd) / Number(sale.total_native);
+    const perWeiOfFloor = Number(answer.totalUsd) / Number(floor);
+    assert.ok(
+      Math.abs(perWeiOfFloor / perWeiOfSale - 1) < 1e-9,
+      `floor ${answer.totalUsd} USD for ${floor} wei, sale ${sale.total_usd} USD for ${sale.total_native} wei`,
+    );
   });
 
   test("another collection answers the null price; an unknown contract is not found", async () => {
@@ -183,7 +251,7 @@ describe("floor prices", () => {
       args: [1n, 1n],
       from: seller,
     });
-    await expectFloor(answerOf(1n), "a one-wei offer");
+    await expectFloor(1n, "a one-wei offer");
     const ours = (await floorAnswer(punks)).price as Json;
     assert.deepEqual(Object.keys(ours), Object.keys(recorded.price));
     const decimal = /^\d+(\.\d+)?$/;

@@ -1,6 +1,7 @@
 /**
  * Readiness that tells the truth, over real sockets on what the real indexer recorded: a chain is
- * ready while its indexer runs (a recent heartbeat) within the allowed lag of its node; `/readyz`
+ * ready while its indexer runs (a recent heartbeat) within the allowed lag of a node that follows
+ * its chain (a head that moves); `/readyz`
  * says why not, the API's answers carry the chain's height and lag, gRPC health follows, and
  * however often it is asked the store is read about once a second.
  */
@@ -65,6 +66,7 @@ interface Ready {
   headBlock?: number;
   lagBlocks?: number;
   heartbeatAgeSeconds?: number;
+  headStillSeconds?: number;
 }
 
 async function readyz(api: RunningApi): Promise<{ status: number; body: Ready }> {
@@ -203,5 +205,46 @@ describe("readiness", () => {
       /^the indexer last recorded the node's head [\d.]+ s ago \(more than 1 s\): it is not running/,
     );
     assert.ok((body.heartbeatAgeSeconds ?? 0) >= 1, String(body.heartbeatAgeSeconds));
+  });
+
+  test("a node whose head stands still is not ready though its indexer keeps beating; a new block makes it ready", async () => {
+    const api = await serve({ maxLagBlocks: 1_000, maxHeartbeatAgeSeconds: 3_600, maxHeadStillSeconds: 2 });
+    await rpc("anvil_mine", ["0x1"]);
+    const head = Number(await rpc<string>("eth_blockNumber", []));
+    const following = new AbortController();
+    const indexer = indexUntil({
+      sql: f.sql,
+      rpcUrl: f.anvil.url,
+      chainId: API_CHAIN_ID,
+      signal: following.signal,
+      tuning: { pollIntervalMs: 100 },
+    });
+    try {
+      // The indexer records the unchanged head again (every 5 s): its heartbeat is fresh, the head old.
+      await eventually(async () => {
+        const { status, body } = await readyz(api);
+        return (
+          status === 503 &&
+          body.headBlock === head &&
+          (body.heartbeatAgeSeconds ?? 99) + 2 < (body.headStillSeconds ?? 0)
+        );
+      }, 20_000);
+      const { body } = await readyz(api);
+      assert.equal(body.status, "NOT_SERVING");
+      assert.equal(body.reasons.length, 1, body.reasons.join("; "));
+      assert.match(
+        body.reasons[0] ?? "",
+        new RegExp(
+          `^the node's head has stayed at block ${head} for [\\d.]+ s \\(more than 2 s\\): the node is not following its chain$`,
+        ),
+      );
+      assert.equal(await healthOf(api), "NOT_SERVING");
+      await rpc("anvil_mine", ["0x1"]);
+      await eventually(async () => (await readyz(api)).status === 200, 20_000);
+      assert.equal((await readyz(api)).body.headBlock, head + 1);
+    } finally {
+      following.abort();
+      await indexer.catch(() => {});
+    }
   });
 });

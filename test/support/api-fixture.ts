@@ -43,6 +43,8 @@ export interface ApiFixture {
   grpcAddress: string;
   tls: TlsMaterial;
   key: string;
+  /** Indexes the chain up to `untilBlock`, with the history's rates. */
+  index(untilBlock: number): Promise<void>;
   /** A key of its own per test that counts requests against the limit, known to the API when it resolves. */
   newKey(user: string): Promise<string>;
   /** Has the API read its key table now, as it does by itself within seconds (after a revocation, say). */
@@ -77,18 +79,22 @@ export async function startApiFixture(options: ApiFixtureOptions): Promise<ApiFi
   });
   const db = await createTestDatabase();
   const { contracts } = history;
-  await indexUntil({
-    sql: db.sql,
-    rpcUrl: anvil.url,
-    chainId: API_CHAIN_ID,
-    untilBlock: history.blocks.last,
-    nativePegged: [contracts.weth.address],
-    ratePools: [
-      { kind: "v2", address: contracts.wethStablePool.address },
-      { kind: "v2", address: contracts.tokenWethPool.address },
-    ],
-    usdTokens: [contracts.stablecoin.address],
-  });
+  // The history's pools and dollar token give its rates, on every later run too.
+  const index = async (untilBlock: number): Promise<void> => {
+    await indexUntil({
+      sql: db.sql,
+      rpcUrl: anvil.url,
+      chainId: API_CHAIN_ID,
+      untilBlock,
+      nativePegged: [contracts.weth.address],
+      ratePools: [
+        { kind: "v2", address: contracts.wethStablePool.address },
+        { kind: "v2", address: contracts.tokenWethPool.address },
+      ],
+      usdTokens: [contracts.stablecoin.address],
+    });
+  };
+  await index(history.blocks.last);
   const tlsDir = mkdtempSync(join(tmpdir(), "mintlens-api-tls-"));
   const tls = await loadTls(undefined, tlsDir);
   const apiSql =
@@ -135,6 +141,7 @@ export async function startApiFixture(options: ApiFixtureOptions): Promise<ApiFi
   return {
     anvil,
     db,
+    index,
     sql: db.sql,
     history,
     api,

@@ -9,7 +9,7 @@ function normalise(value: unknown): unknown {
 }
 
 /** Columns that record when and what the indexer last saw of its node, not what it derived. */
-const OBSERVED = new Set(["updated_at", "heartbeat_at", "head_block", "confirmations"]);
+const OBSERVED = new Set(["updated_at", "heartbeat_at", "head_moved_at", "head_block", "confirmations"]);
 
 /**
  * Every row of every table a projection writes, canonically ordered: two stores are equal iff their

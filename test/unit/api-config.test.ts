@@ -197,11 +197,12 @@ describe("the gRPC certificate", () => {
 });
 
 describe("links, readiness and the metrics host", () => {
-  test("defaults: links from the request, 64 blocks of lag, a heartbeat of 120 s, metrics on the loopback address", () => {
+  test("defaults: links from the request, 64 blocks of lag, a heartbeat of 120 s, a head still for 600 s, metrics on the loopback address", () => {
     const config = parseApiConfig({ host: "0.0.0.0" }, {}, ["ethereum", "polygon"]);
     assert.deepEqual(config.publicUrls, {});
     assert.deepEqual(config.readyLagBlocks, { ethereum: 64, polygon: 64 });
     assert.equal(config.readyHeartbeatSeconds, 120);
+    assert.deepEqual(config.readyHeadStallSeconds, { ethereum: 600, polygon: 600 });
     assert.equal(config.metricsHost, "127.0.0.1");
   });
 
@@ -211,6 +212,7 @@ describe("links, readiness and the metrics host", () => {
         publicUrl: ["https://nft.example.test/api/", "polygon=https://polygon.example.test"],
         readyLag: ["10", "polygon=300"],
         readyHeartbeat: "30",
+        readyHeadStall: ["120", "optimism=0"],
       },
       { MINTLENS_PUBLIC_URL: "https://env.example.test", MINTLENS_METRICS_HOST: "::1" },
       ["ethereum", "polygon", "optimism"],
@@ -222,14 +224,20 @@ describe("links, readiness and the metrics host", () => {
     });
     assert.deepEqual(config.readyLagBlocks, { ethereum: 10, polygon: 300, optimism: 10 });
     assert.equal(config.readyHeartbeatSeconds, 30);
+    assert.deepEqual(config.readyHeadStallSeconds, { ethereum: 120, polygon: 120, optimism: 0 });
     assert.equal(config.metricsHost, "::1");
     const fromEnv = parseApiConfig(
       {},
-      { MINTLENS_PUBLIC_URL: "http://[::1]:8080", MINTLENS_READY_LAG: "5" },
+      {
+        MINTLENS_PUBLIC_URL: "http://[::1]:8080",
+        MINTLENS_READY_LAG: "5",
+        MINTLENS_READY_HEAD_STALL: "a=45",
+      },
       ["a"],
     );
     assert.deepEqual(fromEnv.publicUrls, { a: "http://[::1]:8080" });
     assert.deepEqual(fromEnv.readyLagBlocks, { a: 5 });
+    assert.deepEqual(fromEnv.readyHeadStallSeconds, { a: 45 });
   });
 
   test("every problem at once", () => {
@@ -244,6 +252,7 @@ describe("links, readiness and the metrics host", () => {
           ],
           readyLag: ["-1"],
           readyHeartbeat: "0",
+          readyHeadStall: ["ethereum=soon"],
           metricsHost: "",
         },
         {},
@@ -256,6 +265,7 @@ describe("links, readiness and the metrics host", () => {
       "public url: https://u:p@x.test has a user, a query or a fragment: give scheme, host and path only",
       "public url: nonsense is not a URL",
       "ready lag: -1 is not a whole number of blocks",
+      "ready head stall: soon is not a whole number of at least 0",
       "ready heartbeat: 0 is not a whole number of seconds from 1",
       "metrics host: empty",
     ]);

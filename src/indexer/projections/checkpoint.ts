@@ -1,6 +1,6 @@
 /**
- * The checkpoint, last in every batch's transaction: the newest headers (for reorg detection) and
- * the first block not yet indexed. After a crash at any instant the store holds a whole batch and
+ * The checkpoint, last in every batch's transaction: the newest headers (for reorg detection, each
+ * with its dollar rate) and the first block not yet indexed. After a crash at any instant the store holds a whole batch and
  * its checkpoint, or neither.
  */
 import {
@@ -21,9 +21,15 @@ export const checkpointProjection = defineProjection({
     { name: "recent_blocks", order: "chain_id, number" },
   ],
   resume: async () => undefined,
-  prepare: async () => ({ prepared: undefined, carry: undefined }),
-  statements: (tx, { chainId, batch }) => [
-    ...rememberBlocksStatements(tx, chainId, batch.headers, RECENT_BLOCKS_KEPT),
+  // Each remembered block's dollar rate, kept with it for what the API values at the newest one.
+  prepare: async ({ batch, facts }) => {
+    const rates = new Map(
+      batch.headers.slice(-RECENT_BLOCKS_KEPT).map((h) => [h.number, facts.prices?.(h.number).usdPerWei]),
+    );
+    return { prepared: rates, carry: undefined };
+  },
+  statements: (tx, { chainId, batch }, rates) => [
+    ...rememberBlocksStatements(tx, chainId, batch.headers, RECENT_BLOCKS_KEPT, (block) => rates.get(block)),
     setNextBlockStatement(tx, chainId, batch.to + 1),
   ],
   async undo(tx, { chainId, ancestor }) {

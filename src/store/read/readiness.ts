@@ -11,6 +11,8 @@ export interface ChainHead {
   confirmations: number | undefined;
   /** Seconds since the indexer last recorded the head, by the database's clock. */
   heartbeatAgeSeconds: number | undefined;
+  /** Seconds since the head the indexer records last changed, by the database's clock. */
+  headStillSeconds: number | undefined;
 }
 
 /**
@@ -26,10 +28,12 @@ export async function chainHeads(sql: Queryable, chainIds: readonly number[]): P
       head_block: string | null;
       confirmations: number | null;
       age: number | null;
+      still: number | null;
     }[]
   >`
     SELECT chain_id::text, next_block::text, head_block::text, confirmations,
-           extract(epoch FROM clock_timestamp() - heartbeat_at)::float8 AS age
+           extract(epoch FROM clock_timestamp() - heartbeat_at)::float8 AS age,
+           extract(epoch FROM clock_timestamp() - head_moved_at)::float8 AS still
     FROM chains WHERE chain_id = ANY(string_to_array(${chainIds.join(",")}, ',')::bigint[])`;
   return rows.map((row) => ({
     chainId: Number(row.chain_id),
@@ -37,5 +41,6 @@ export async function chainHeads(sql: Queryable, chainIds: readonly number[]): P
     headBlock: row.head_block === null ? undefined : Number(row.head_block),
     confirmations: row.confirmations ?? undefined,
     heartbeatAgeSeconds: row.age === null ? undefined : Math.max(0, row.age),
+    headStillSeconds: row.still === null ? undefined : Math.max(0, row.still),
   }));
 }

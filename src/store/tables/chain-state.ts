@@ -1,5 +1,5 @@
 import type { Hex } from "../../core/hex.ts";
-import type { BlockHeader } from "../../core/types.ts";
+import type { BlockHeader, Rate } from "../../core/types.ts";
 import { bulkRows, joinColumn } from "../pg/bulk-rows.ts";
 import { bare, type Queryable, toHex } from "../pg/database.ts";
 import type { Statement } from "../pg/session.ts";
@@ -56,7 +56,10 @@ export async function recordHead(
   confirmations: number,
 ): Promise<void> {
   await sql`
-    UPDATE chains SET head_block = ${head}, confirmations = ${confirmations}, heartbeat_at = now()
+    UPDATE chains
+    SET head_block = ${head}, confirmations = ${confirmations}, heartbeat_at = now(),
+        head_moved_at = CASE WHEN head_block IS DISTINCT FROM ${head} OR head_moved_at IS NULL THEN now()
+                             ELSE head_moved_at END
     WHERE chain_id = ${chainId}`;
 }
 
@@ -108,26 +111,44 @@ export function rememberBlocksStatements(
   chainId: number,
   headers: readonly BlockHeader[],
   keep: number,
+  /** Dollars per wei at each block, when the chain has a dollar rate there. */
+  usdPerWeiAt: (block: number) => Rate | undefined = () => undefined,
 ): Statement[] {
   const newest = headers.at(-1);
   if (!newest) return [];
   const recent = headers.slice(-keep);
+  const rates = recent.map((b) => usdPerWeiAt(b.number));
   return [
     sql`
-    INSERT INTO recent_blocks (chain_id, number, hash, parent_hash, block_time)
-    SELECT ${chainId}, n::bigint, decode(h, 'hex'), decode(p, 'hex'), to_timestamp(t::bigint)
+    INSERT INTO recent_blocks (chain_id, number, hash, parent_hash, block_time, usd_per_wei_num, usd_per_wei_den)
+    SELECT ${chainId}, n::bigint, decode(h, 'hex'), decode(p, 'hex'), to_timestamp(t::bigint),
+           nullif(un, '')::numeric, nullif(ud, '')::numeric
     FROM ${bulkRows(sql, {
       n: joinColumn(recent.map((b) => b.number)),
       h: joinColumn(recent.map((b) => bare(b.hash))),
       p: joinColumn(recent.map((b) => bare(b.parentHash))),
       t: joinColumn(recent.map((b) => b.timestamp)),
+      un: joinColumn(rates.map((r) => r?.num ?? null)),
+      ud: joinColumn(rates.map((r) => r?.den ?? null)),
     })}
     ON CONFLICT (chain_id, number) DO UPDATE SET hash = excluded.hash, parent_hash = excluded.parent_hash,
-      block_time = excluded.block_time`,
+      block_time = excluded.block_time, usd_per_wei_num = excluded.usd_per_wei_num,
+      usd_per_wei_den = excluded.usd_per_wei_den`,
     sql`DELETE FROM recent_blocks WHERE chain_id = ${chainId} AND number <= ${newest.number - keep}`,
   ];
 }
 
 export async function forgetBlocksAfter(sql: Queryable, chainId: number, block: number): Promise<void> {
   await sql`DELETE FROM recent_blocks WHERE chain_id = ${chainId} AND number > ${block}`;
+}
+
+/**
+ * The dollar rate at the newest indexed block (see migration 0030): undefined when the chain had
+ * none there.
+ */
+export async function newestUsdPerWei(sql: Queryable, chainId: number): Promise<Rate | undefined> {
+  const [row] = await sql<{ num: string | null; den: string | null }[]>`
+    SELECT usd_per_wei_num::text AS num, usd_per_wei_den::text AS den FROM recent_blocks
+    WHERE chain_id = ${chainId} ORDER BY number DESC LIMIT 1`;
+  return row?.num && row.den ? { num: BigInt(row.num), den: BigInt(row.den) } : undefined;
 }
