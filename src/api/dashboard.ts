@@ -15,20 +15,25 @@ export const DASHBOARD_DIST = fileURLToPath(new URL("../../dashboard/dist", impo
 export const DASHBOARD_PREFIX = "/dashboard/";
 
 /**
- * The page may load and call only its own origin; images may also be `data:` URLs. No inline
- * script or style, no frames, no plugins: a value the API returns cannot become code.
+ * The page may load and call only its own origin; images may also be `data:` URLs, and come from
+ * the public URL's origin, which the image links the API hands out name (`--public-url`, when it
+ * is another host than the one the page was loaded from). No inline script or style, no frames,
+ * no plugins: a value the API returns cannot become code.
  */
-export const DASHBOARD_CSP = [
-  "default-src 'self'",
-  "img-src 'self' data:",
-  "script-src 'self'",
-  "style-src 'self'",
-  "connect-src 'self'",
-  "object-src 'none'",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'none'",
-].join("; ");
+export function dashboardCsp(publicUrl?: string): string {
+  const images = publicUrl === undefined ? "" : ` ${new URL(publicUrl).origin}`;
+  return [
+    "default-src 'self'",
+    `img-src 'self' data:${images}`,
+    "script-src 'self'",
+    "style-src 'self'",
+    "connect-src 'self'",
+    "object-src 'none'",
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+  ].join("; ");
+}
 
 const TYPES: Record<string, string> = {
   ".html": "text/html; charset=utf-8",
@@ -68,9 +73,15 @@ function matches(header: string | undefined, etag: string): boolean {
   });
 }
 
-function send(reply: FastifyReply, asset: Asset, ifNoneMatch: string | undefined, cache: string) {
+function send(
+  reply: FastifyReply,
+  asset: Asset,
+  ifNoneMatch: string | undefined,
+  cache: string,
+  csp: string,
+) {
   reply.headers({
-    "content-security-policy": DASHBOARD_CSP,
+    "content-security-policy": csp,
     "x-content-type-options": "nosniff",
     "referrer-policy": "no-referrer",
     "cache-control": cache,
@@ -88,17 +99,19 @@ function send(reply: FastifyReply, asset: Asset, ifNoneMatch: string | undefined
 export function addDashboardRoutes(
   app: FastifyInstance,
   notFound: (reply: FastifyReply) => unknown,
-  assets: ReadonlyMap<string, Asset> = loadDashboard(),
+  options: { publicUrl?: string | undefined; assets?: ReadonlyMap<string, Asset> } = {},
 ): void {
+  const assets = options.assets ?? loadDashboard();
+  const csp = dashboardCsp(options.publicUrl);
   app.get("/", (request, reply) => {
     const index = assets.get("index.html");
     if (index === undefined) return notFound(reply);
-    return send(reply, index, request.headers["if-none-match"], "no-cache");
+    return send(reply, index, request.headers["if-none-match"], "no-cache", csp);
   });
   app.get(`${DASHBOARD_PREFIX}:file`, (request, reply) => {
     const { file } = request.params as { file: string };
     const asset = file === "index.html" ? undefined : assets.get(file);
     if (asset === undefined) return notFound(reply);
-    return send(reply, asset, request.headers["if-none-match"], "public, max-age=31536000, immutable");
+    return send(reply, asset, request.headers["if-none-match"], "public, max-age=31536000, immutable", csp);
   });
 }

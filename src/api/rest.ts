@@ -201,7 +201,9 @@ export async function createRestServer(options: RestServerOptions): Promise<Fast
     return sendError(reply, apiError);
   });
 
-  addDashboardRoutes(app, (reply) => sendError(reply, new NotFoundError("no such file")));
+  addDashboardRoutes(app, (reply) => sendError(reply, new NotFoundError("no such file")), {
+    publicUrl: options.publicUrl,
+  });
   app.get("/healthz", (_request, reply) => {
     reply.type(JSON_TYPE).send('{"status":"SERVING"}');
   });

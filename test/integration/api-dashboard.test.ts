@@ -8,7 +8,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import Fastify, { type FastifyInstance } from "fastify";
-import { addDashboardRoutes, DASHBOARD_CSP, DASHBOARD_DIST } from "../../src/api/dashboard.ts";
+import { addDashboardRoutes, DASHBOARD_DIST, dashboardCsp } from "../../src/api/dashboard.ts";
 
 let app: FastifyInstance;
 let base: string;
@@ -28,10 +28,11 @@ describe("the dashboard's files", () => {
     assert.equal(answer.status, 200);
     assert.equal(await answer.text(), readFileSync(join(DASHBOARD_DIST, "index.html"), "utf8"));
     assert.equal(answer.headers.get("content-type"), "text/html; charset=utf-8");
-    assert.equal(answer.headers.get("content-security-policy"), DASHBOARD_CSP);
-    assert.match(DASHBOARD_CSP, /default-src 'self'/);
-    assert.match(DASHBOARD_CSP, /img-src 'self' data:/);
-    assert.doesNotMatch(DASHBOARD_CSP, /unsafe-inline|unsafe-eval/);
+    const csp = answer.headers.get("content-security-policy") ?? "";
+    assert.equal(csp, dashboardCsp());
+    assert.match(csp, /default-src 'self'/);
+    assert.match(csp, /img-src 'self' data:;/);
+    assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval/);
     assert.equal(answer.headers.get("x-content-type-options"), "nosniff");
     assert.equal(answer.headers.get("cache-control"), "no-cache");
     const etag = answer.headers.get("etag");
@@ -60,6 +61,24 @@ describe("the dashboard's files", () => {
       const etag = answer.headers.get("etag") ?? "";
       const cached = await fetch(`${base}/dashboard/${name}`, { headers: { "if-none-match": etag } });
       assert.equal(cached.status, 304, name);
+    }
+  });
+
+  test("behind a public URL on another host, images may come from that host's origin only", async () => {
+    const proxied = Fastify();
+    addDashboardRoutes(proxied, (reply) => reply.code(404).send(), {
+      publicUrl: "https://nft.example.test/mintlens",
+    });
+    const at = await proxied.listen({ host: "127.0.0.1", port: 0 });
+    try {
+      for (const path of ["/", `/dashboard/${assets[0]}`]) {
+        const csp = (await fetch(`${at}${path}`)).headers.get("content-security-policy") ?? "";
+        assert.match(csp, /(^|; )img-src 'self' data: https:\/\/nft\.example\.test(;|$)/, path);
+        assert.match(csp, /(^|; )connect-src 'self'(;|$)/, path);
+        assert.match(csp, /(^|; )script-src 'self'(;|$)/, path);
+      }
+    } finally {
+      await proxied.close();
     }
   });
 
