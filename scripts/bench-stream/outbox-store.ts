@@ -49,7 +49,7 @@ export async function writeOutboxHistory(sql: Sql, chainId: number, transfers: n
              substring(decode(md5('t' || g), 'hex') || decode(md5('T' || g), 'hex') FROM 1 FOR 20),
              1, decode(md5('x' || g) || md5('X' || g), 'hex'),
              timestamptz '2026-01-01' + (g / ${TRANSFERS_PER_BLOCK}) * interval '12 seconds',
-             CASE WHEN k = 0 THEN 'erc721' END, CASE WHEN k = 1 THEN (${TRADE}::text)::jsonb END
+             CASE WHEN k = 0 THEN 'erc721' END, CASE WHEN k = 1 THEN (${TRADE}::text)::json END
       FROM generate_series(${first}::bigint, ${last}::bigint) g
       CROSS JOIN LATERAL (SELECT 0 AS k UNION ALL SELECT 1 WHERE g % 10 = 3) kinds`;
     const [row] = await sql<

@@ -7,7 +7,7 @@
  */
 import {
   encodeStreamTrades,
-  encodeVerdictBlocks,
+  encodeVerdictRows,
   retractAfter,
   streamStatements,
 } from "../../store/tables/stream-events.ts";
@@ -29,14 +29,10 @@ export const streamProjection = defineProjection({
   tables: [{ name: "stream_events", order: "chain_id, id", snapshot: STANDING }],
   resume: async () => undefined,
   async prepare({ batch, facts }) {
-    const timeOf = timeOfBatch(batch);
-    const verdictBlocks = new Map(
-      need(facts, "verdicts", "stream").map((v) => [v.blockNumber, timeOf(v.blockNumber)]),
-    );
     return {
       prepared: {
         trades: encodeStreamTrades(need(facts, "trades", "stream").rows),
-        verdicts: encodeVerdictBlocks(verdictBlocks),
+        verdicts: encodeVerdictRows(need(facts, "verdicts", "stream"), timeOfBatch(batch)),
       },
       carry: undefined,
     };

@@ -9,7 +9,7 @@
  * postgres.js escapes every element of an array parameter, which on batches of a hundred thousand
  * rows costs more than the statement. Free text (names, symbols) travels as a text array; JSON
  * documents travel as one JSON array, a single text postgres.js sends untouched, and arrive as
- * `jsonb` (no element escaped twice, as a text array of documents would be). Every
+ * `json` (no element escaped twice, as a text array of documents would be). Every
  * column reaches SQL as text, to be cast where it is used; a null, and an empty string, arrive as
  * NULL or '' (`string_to_table` gives no row for a column of one empty value, which `ROWS FROM`
  * pads with NULL): read nullable columns through `NULLIF(x, '')`, and empty-able ones through
@@ -35,7 +35,7 @@ export interface FreeText {
 
 const JSON_ROWS = Symbol("json rows");
 
-/** JSON documents, one per row: sent as one JSON array, arriving as `jsonb`. */
+/** JSON documents, one per row: sent as one JSON array, arriving as `json`. */
 export interface JsonRows {
   readonly [JSON_ROWS]: string;
 }
@@ -67,7 +67,7 @@ export function bulkRows(
     const column = columns[name] as string | FreeText | JsonRows;
     const sep = i === 0 ? sql`` : sql`,`;
     if (typeof column !== "string") {
-      if (JSON_ROWS in column) return sql`${sep} jsonb_array_elements((${column[JSON_ROWS]}::text)::jsonb)`;
+      if (JSON_ROWS in column) return sql`${sep} json_array_elements((${column[JSON_ROWS]}::text)::json)`;
       return sql`${sep} unnest(${column[FREE_TEXT] as string[]}::text[])`;
     }
     const text = column;

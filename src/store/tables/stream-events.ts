@@ -12,6 +12,7 @@
  */
 import type { Address } from "../../core/hex.ts";
 import type { StoredTrade, StreamRow } from "../../core/stream-events.ts";
+import type { SaleVerdict } from "../../core/types.ts";
 import { bulkRows, type JsonRows, joinColumn, jsonRows } from "../pg/bulk-rows.ts";
 import { bare, type Queryable, type Sql, toHex } from "../pg/database.ts";
 import type { Statement } from "../pg/session.ts";
@@ -32,19 +33,32 @@ export function rowKindsOf(kinds: readonly ("transfer" | "ownership" | "sale")[]
   ];
 }
 
-/** The blocks of a batch that gave verdicts, with their times: where the verdicts' rows go. */
-export interface VerdictBlocks {
+/**
+ * The verdicts a batch gave, each with the key of the sale it names (its collection included, so
+ * that the sale is one probe of its key) and the time of the block that gave it: where the
+ * verdicts' rows go. Those the store recorded (a rule the sale did not carry yet) get a row.
+ */
+export interface EncodedVerdictRows {
   count: number;
-  columns: Record<"vb" | "vt", string>;
+  columns: Record<"c" | "b" | "li" | "sq" | "s" | "r" | "vb" | "vt", string>;
 }
 
-export function encodeVerdictBlocks(blocks: ReadonlyMap<number, number>): VerdictBlocks {
-  const entries = [...blocks].sort(([a], [b]) => a - b);
+export function encodeVerdictRows(
+  verdicts: readonly SaleVerdict[],
+  timeOf: (block: number) => number,
+): EncodedVerdictRows {
   return {
-    count: entries.length,
+    count: verdicts.length,
     columns: {
-      vb: joinColumn(entries.map(([block]) => block)),
-      vt: joinColumn(entries.map(([, time]) => time)),
+      c: joinColumn(verdicts.map((v) => bare(v.sale.contract))),
+      b: joinColumn(verdicts.map((v) => v.sale.blockNumber)),
+      li: joinColumn(verdicts.map((v) => v.sale.logIndex)),
+      sq: joinColumn(verdicts.map((v) => v.sale.seq)),
+      s: joinColumn(verdicts.map((v) => bare(v.sale.seller))),
+      // Rule names are plain identifiers: no comma.
+      r: joinColumn(verdicts.map((v) => v.rule)),
+      vb: joinColumn(verdicts.map((v) => v.blockNumber)),
+      vt: joinColumn(verdicts.map((v) => timeOf(v.blockNumber))),
     },
   };
 }
@@ -120,18 +134,19 @@ function idBase(sql: Queryable, chainId: number) {
  * A row per verdict the batch recorded (`sale_verdicts`, written earlier in its transaction), with
  * the trade it names as it stands with the rule: its flags are the stored ones but for the rules of
  * verdicts after this one (the batch's own later ones), so the row is the same whichever batches
- * the blocks fell into. The content is `encodeStreamTrades`' for a trade read back from the store;
- * verdicts are few, each found by its keys.
+ * the blocks fell into. The content is `encodeStreamTrades`' for a trade read back from the store,
+ * each part found by a key: the verdict and the sale by theirs, its payments by the sale's, and
+ * the other sales of a bundle through the transfers to its buyer in its block.
  */
-function verdictRows(sql: Queryable, chainId: number, blocks: VerdictBlocks) {
+function verdictRows(sql: Queryable, chainId: number, verdicts: EncodedVerdictRows) {
   return sql`
       UNION ALL
       SELECT v.verdict_block, s.log_index, s.seq, ${VERDICT}::smallint, s.contract, s.token_id, s.seller, s.buyer,
-             s.quantity, s.tx_hash, to_timestamp(t.vt::bigint), NULL,
-             jsonb_build_object(
+             s.quantity, s.tx_hash, to_timestamp(c.vt::bigint), NULL,
+             json_build_object(
                'kind', s.kind,
                'market', s.market,
-               'flags', to_jsonb(ARRAY(
+               'flags', to_json(ARRAY(
                  SELECT f FROM unnest(s.flags) WITH ORDINALITY AS x(f, o)
                  WHERE f <> ALL (ARRAY(
                    SELECT w.rule FROM sale_verdicts w
@@ -139,27 +154,31 @@ function verdictRows(sql: Queryable, chainId: number, blocks: VerdictBlocks) {
                      AND w.seq = v.seq AND w.seller = v.seller AND (w.verdict_block, w.rule) > (v.verdict_block, v.rule)))
                  ORDER BY o)),
                'bundled', s.kind = 'sale' AND EXISTS (
-                 SELECT 1 FROM sales o
-                 WHERE o.chain_id = ${chainId} AND o.block_number = s.block_number AND o.tx_hash = s.tx_hash
-                   AND o.buyer = s.buyer AND o.kind = 'sale' AND (o.log_index, o.seq) <> (s.log_index, s.seq)),
+                 SELECT 1 FROM nft_transfers t
+                 JOIN sales o ON o.chain_id = ${chainId} AND o.contract = t.contract AND o.block_number = t.block_number
+                   AND o.log_index = t.log_index AND o.seq = t.seq
+                 WHERE t.chain_id = ${chainId} AND t.to_address = s.buyer AND t.block_number = s.block_number
+                   AND t.tx_hash = s.tx_hash AND (t.log_index, t.seq) <> (s.log_index, s.seq)
+                   AND o.buyer = s.buyer AND o.kind = 'sale'),
                'attributedBy', s.attributed_by,
                'nativePaid', s.native_paid::text,
                'fungiblePaid', s.fungible_paid::text,
                'totalNative', s.total_native::text,
                'totalUsd', s.total_usd::text,
                'payments', coalesce((
-                 SELECT jsonb_agg(jsonb_build_object(
+                 SELECT json_agg(json_build_object(
                           'token', '0x' || encode(p.token, 'hex'), 'amount', p.amount::text,
                           'nativeValue', p.native_value::text) ORDER BY p.token)
                  FROM sale_payments p
                  WHERE p.chain_id = ${chainId} AND p.contract = s.contract AND p.block_number = s.block_number
-                   AND p.log_index = s.log_index AND p.seq = s.seq AND p.seller = s.seller), '[]'::jsonb),
-               'verdict', jsonb_build_object(
+                   AND p.log_index = s.log_index AND p.seq = s.seq AND p.seller = s.seller), '[]'::json),
+               'verdict', json_build_object(
                  'rule', v.rule, 'saleBlock', s.block_number, 'saleTime', extract(epoch FROM s.block_time)::bigint))
-      FROM ${bulkRows(sql, blocks.columns, { joined: true, alias: "t" })}
-      JOIN sale_verdicts v ON v.chain_id = ${chainId} AND v.verdict_block = t.vb::bigint
-      JOIN sales s ON s.chain_id = ${chainId} AND s.block_number = v.block_number AND s.log_index = v.log_index
-        AND s.seq = v.seq AND s.seller = v.seller`;
+      FROM ${bulkRows(sql, verdicts.columns, { joined: true, alias: "c" })}
+      JOIN sale_verdicts v ON v.chain_id = ${chainId} AND v.block_number = c.b::bigint AND v.log_index = c.li::integer
+        AND v.seq = c.sq::integer AND v.seller = decode(c.s, 'hex') AND v.rule = c.r AND v.verdict_block = c.vb::bigint
+      JOIN sales s ON s.chain_id = ${chainId} AND s.contract = decode(c.c, 'hex') AND s.block_number = v.block_number
+        AND s.log_index = v.log_index AND s.seq = v.seq AND s.seller = v.seller`;
 }
 
 /**
@@ -174,7 +193,7 @@ export function streamStatements(
   blocks: { from: number; to: number },
   transfers: number,
   trades: EncodedStreamTrades,
-  verdicts: VerdictBlocks = encodeVerdictBlocks(new Map()),
+  verdicts: EncodedVerdictRows = encodeVerdictRows([], () => 0),
 ): Statement[] {
   if (transfers === 0 && trades.count === 0 && verdicts.count === 0) return [];
   const tradeRows =
@@ -184,7 +203,7 @@ export function streamStatements(
       UNION ALL
       SELECT b::bigint, li::integer, sq::integer, ${TRADE}::smallint, decode(c, 'hex'), id::numeric,
              decode(s, 'hex'), decode(bu, 'hex'), q::numeric, decode(tx, 'hex'), to_timestamp(tm::bigint), NULL,
-             j::jsonb
+             j::json
       FROM ${bulkRows(sql, trades.columns)}`;
   return [
     sql`
@@ -196,7 +215,7 @@ export function streamStatements(
            e.*
     FROM (
       SELECT block_number, log_index, seq, ${TRANSFER}::smallint AS kind, contract, token_id, from_address, to_address,
-             amount, tx_hash, block_time, standard, NULL::jsonb AS trade
+             amount, tx_hash, block_time, standard, NULL::json AS trade
       FROM nft_transfers
       WHERE chain_id = ${chainId} AND block_number BETWEEN ${blocks.from} AND ${blocks.to}
       ${tradeRows}
