@@ -117,6 +117,20 @@ async function ownerOf(index: bigint): Promise<Address> {
   );
 }
 
+/** Its owner offers punk `index` to anyone at `wei`; returns the owner. */
+async function offerPunk(index: bigint, wei: bigint): Promise<Address> {
+  const owner = await ownerOf(index);
+  await fundAndUnlock(chain, [owner], 10n ** 20n);
+  await sendContractTx(chain, {
+    address: punks,
+    abi,
+    functionName: "offerPunkForSale",
+    args: [index, wei],
+    from: owner,
+  });
+  return owner;
+}
+
 describe("floor prices", () => {
   test("the punks' floor is the market's lowest public offer, and follows a new lowest offer and its withdrawal", async () => {
     const atEnd = await contractFloor();
@@ -127,15 +141,7 @@ describe("floor prices", () => {
     );
     // An offer below any other, then withdrawn: the floor moves to it and back.
     const index = 0n;
-    const seller = await ownerOf(index);
-    await fundAndUnlock(chain, [seller], 10n ** 20n);
-    await sendContractTx(chain, {
-      address: punks,
-      abi,
-      functionName: "offerPunkForSale",
-      args: [index, 1n],
-      from: seller,
-    });
+    const seller = await offerPunk(index, 1n);
     await expectFloor(1n, "a one-wei offer");
     assert.equal(await contractFloor(), 1n);
     await sendContractTx(chain, {
@@ -152,25 +158,14 @@ describe("floor prices", () => {
   test("the floor is valued in dollars at the newest block's rate, as a sale in that block is", async () => {
     // Two punks offered, one of them bought in a new block: the newest block has a sale, valued at
     // its rate, and the other offer stays open.
-    const offer = async (index: bigint, wei: bigint) => {
-      const owner = await ownerOf(index);
-      await fundAndUnlock(chain, [owner], 10n ** 20n);
-      await sendContractTx(chain, {
-        address: punks,
-        abi,
-        functionName: "offerPunkForSale",
-        args: [index, wei],
-        from: owner,
-      });
-    };
     const owned: bigint[] = [];
     for (let index = 2n; owned.length < 2 && index < (await supply()); index++) {
       if (BigInt(await ownerOf(index)) !== 0n) owned.push(index);
     }
     const [kept, sold] = owned as [bigint, bigint];
     assert.equal(owned.length, 2, "the history assigned punks");
-    await offer(kept, 3n * 10n ** 18n);
-    await offer(sold, 2n * 10n ** 18n);
+    await offerPunk(kept, 3n * 10n ** 18n);
+    await offerPunk(sold, 2n * 10n ** 18n);
     const buyer = `0x${"b7".repeat(20)}` as Address;
     await fundAndUnlock(chain, [buyer], 10n ** 24n);
     await sendContractTx(chain, {
@@ -242,15 +237,7 @@ describe("floor prices", () => {
     assert.deepEqual(await floorAnswer(lower(f.history.contracts.erc721.address)), recordedNull);
     // A priced answer: the same keys, a decimal string in the native coin. The recorded one was
     // asked in a token; ours is in the native coin, where the token's fields are "" and null.
-    const seller = await ownerOf(1n);
-    await fundAndUnlock(chain, [seller], 10n ** 20n);
-    await sendContractTx(chain, {
-      address: punks,
-      abi,
-      functionName: "offerPunkForSale",
-      args: [1n, 1n],
-      from: seller,
-    });
+    await offerPunk(1n, 1n);
     await expectFloor(1n, "a one-wei offer");
     const ours = (await floorAnswer(punks)).price as Json;
     assert.deepEqual(Object.keys(ours), Object.keys(recorded.price));

@@ -17,6 +17,7 @@ import { bulkRows, type JsonRows, joinColumn, jsonRows } from "../pg/bulk-rows.t
 import { bare, type Queryable, type Sql, toHex } from "../pg/database.ts";
 import type { Statement } from "../pg/session.ts";
 import type { SaleRow } from "./sales.ts";
+import { encodeVerdicts } from "./verdicts.ts";
 
 /** The stored kinds of row. */
 const TRANSFER = 0;
@@ -47,17 +48,12 @@ export function encodeVerdictRows(
   verdicts: readonly SaleVerdict[],
   timeOf: (block: number) => number,
 ): EncodedVerdictRows {
+  const { count, columns } = encodeVerdicts(verdicts);
   return {
-    count: verdicts.length,
+    count,
     columns: {
+      ...columns,
       c: joinColumn(verdicts.map((v) => bare(v.sale.contract))),
-      b: joinColumn(verdicts.map((v) => v.sale.blockNumber)),
-      li: joinColumn(verdicts.map((v) => v.sale.logIndex)),
-      sq: joinColumn(verdicts.map((v) => v.sale.seq)),
-      s: joinColumn(verdicts.map((v) => bare(v.sale.seller))),
-      // Rule names are plain identifiers: no comma.
-      r: joinColumn(verdicts.map((v) => v.rule)),
-      vb: joinColumn(verdicts.map((v) => v.blockNumber)),
       vt: joinColumn(verdicts.map((v) => timeOf(v.blockNumber))),
     },
   };
