@@ -167,7 +167,11 @@ describe("webhooks on a reorganising chain", () => {
     const stuck = await getWebhook(db.sql, doomed);
     assert.equal(`${doomed}-${stuck?.batch?.first}-${stuck?.batch?.last}`, tried[0], "the batch recorded");
     assert.ok(stuck?.batch && stuck.cursor < stuck.batch.first, "not delivered past it");
-    assert.equal(stuck?.failures, tried.length);
+    // Each attempt answered is a failure recorded; one the deliverer's shutdown cut short is not.
+    assert.ok(
+      stuck && (stuck.failures === tried.length || stuck.failures === tried.length - 1),
+      `${stuck?.failures} failures recorded for ${tried.length} attempts`,
+    );
   });
 
   test("targets failing everything, tried again at once, do not slow the indexer down", async (t) => {
