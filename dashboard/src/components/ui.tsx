@@ -95,3 +95,31 @@ export function Load({
 export function Empty({ children }: { children: ComponentChildren }) {
   return <p class="empty">{children}</p>;
 }
+
+/** A labelled choice among an enum's values, each shown in words (its prefix left out). */
+export function Picker<T extends string>({
+  label,
+  value,
+  values,
+  prefix,
+  onPick,
+}: {
+  label: string;
+  value: T;
+  values: readonly T[];
+  prefix: string;
+  onPick: (value: T) => void;
+}) {
+  return (
+    <label>
+      {label}
+      <select value={value} onChange={(e) => onPick(e.currentTarget.value as T)}>
+        {values.map((v) => (
+          <option key={v} value={v}>
+            {enumWords(v, prefix)}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}

@@ -4,7 +4,7 @@
  */
 import { useMemo } from "preact/hooks";
 import { Chart, type ChartSeries } from "../components/chart.tsx";
-import { Empty, Load, SpamBadge, WalletLink } from "../components/ui.tsx";
+import { Empty, Load, Picker, SpamBadge, WalletLink } from "../components/ui.tsx";
 import { useApi } from "../context.ts";
 import { amount, count, enumWords, shortAddress, usd } from "../format.ts";
 import { DURATIONS, type Duration, defaultPeriod, type Period, periodsFor, routeHash } from "../route.ts";
@@ -163,32 +163,20 @@ export function CollectionPage({
       <section aria-labelledby="charts-title">
         <h2 id="charts-title">Activity</h2>
         <div class="pickers">
-          <label>
-            Over the last
-            <select
-              value={duration}
-              onChange={(e) => {
-                const d = e.currentTarget.value as Duration;
-                go(d, periodsFor(d).includes(period) ? period : defaultPeriod(d));
-              }}
-            >
-              {DURATIONS.map((d) => (
-                <option key={d} value={d}>
-                  {enumWords(d, "DURATION_")}
-                </option>
-              ))}
-            </select>
-          </label>
-          <label>
-            By
-            <select value={period} onChange={(e) => go(duration, e.currentTarget.value as Period)}>
-              {periodsFor(duration).map((p) => (
-                <option key={p} value={p}>
-                  {enumWords(p, "GROUP_BY_PERIOD_")}
-                </option>
-              ))}
-            </select>
-          </label>
+          <Picker
+            label="Over the last"
+            value={duration}
+            values={DURATIONS}
+            prefix="DURATION_"
+            onPick={(d) => go(d, periodsFor(d).includes(period) ? period : defaultPeriod(d))}
+          />
+          <Picker
+            label="By"
+            value={period}
+            values={periodsFor(duration)}
+            prefix="GROUP_BY_PERIOD_"
+            onPick={(p) => go(duration, p)}
+          />
         </div>
         <div class="charts">
           <SeriesChart

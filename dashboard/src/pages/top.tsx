@@ -1,6 +1,6 @@
 /** The top collections by one metric over one window, each with the trend of its sales volume. */
 import { Sparkline } from "../components/sparkline.tsx";
-import { CollectionLink, Empty, Load } from "../components/ui.tsx";
+import { CollectionLink, Empty, Load, Picker } from "../components/ui.tsx";
 import { useApi } from "../context.ts";
 import { amount, count, enumWords } from "../format.ts";
 import { DURATIONS, type Duration, defaultPeriod, METRICS, type Metric, routeHash } from "../route.ts";
@@ -34,26 +34,14 @@ export function TopPage({ metric, duration }: { metric: Metric; duration: Durati
     <>
       <h1>Top collections</h1>
       <div class="pickers">
-        <label>
-          By
-          <select value={metric} onChange={(e) => go(e.currentTarget.value as Metric, duration)}>
-            {METRICS.map((m) => (
-              <option key={m} value={m}>
-                {enumWords(m, "METRIC_")}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label>
-          Over the last
-          <select value={duration} onChange={(e) => go(metric, e.currentTarget.value as Duration)}>
-            {DURATIONS.map((d) => (
-              <option key={d} value={d}>
-                {enumWords(d, "DURATION_")}
-              </option>
-            ))}
-          </select>
-        </label>
+        <Picker label="By" value={metric} values={METRICS} prefix="METRIC_" onPick={(m) => go(m, duration)} />
+        <Picker
+          label="Over the last"
+          value={duration}
+          values={DURATIONS}
+          prefix="DURATION_"
+          onPick={(d) => go(metric, d)}
+        />
       </div>
       <Load loading={loading} error={error} what="the ranking">
         {data && data.collections.length === 0 ? (
