@@ -16,9 +16,15 @@
  * With --compare-outbox it measures what the live event stream's outbox costs the indexer the same
  * way: each chain indexed with the outbox written and without it (the indexer's `stream: false`),
  * --runs times each, alternating, against a target of 1.15× the CPU per NFT event.
+ * With --compare-webhooks it measures what webhook targets that fail everything do to indexing: each
+ * chain indexed with the webhook deliverer running beside it in this process, four subscriptions'
+ * target answering 500 and tried again every 50 ms at most, and without; against a target of 1.15×
+ * the time indexing takes (the deliverer's own CPU is reported, not judged: it is the price of
+ * sending webhooks, not a slowdown of the indexer).
  * Usage: npm run bench:ingest [-- --chain plain|sales|both --events 200000 --sales 50000 --fresh]
  *        npm run bench:ingest -- --compare-indexes [--indexes a,b --runs 3 --chain ...]
  *        npm run bench:ingest -- --compare-outbox [--runs 3 --chain ...]
+ *        npm run bench:ingest -- --compare-webhooks [--runs 3 --chain ...]
  */
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -39,6 +45,7 @@ import { LOG_TOPICS } from "../src/indexer/fetch-batch.ts";
 import { connectDatabase, type Sql } from "../src/store/pg/database.ts";
 import { startEmbeddedPostgres } from "../src/store/pg/embedded.ts";
 import { migrate } from "../src/store/pg/migrate.ts";
+import { startFailingWebhooks } from "./bench/failing-webhooks.ts";
 import { processTreeCpu } from "./bench/process-cpu.ts";
 
 /**
@@ -66,6 +73,7 @@ const { values: args } = parseArgs({
     fresh: { type: "boolean", default: false },
     "compare-indexes": { type: "boolean", default: false },
     "compare-outbox": { type: "boolean", default: false },
+    "compare-webhooks": { type: "boolean", default: false },
     indexes: { type: "string", default: DEFAULT_INDEXES.join(",") },
     runs: { type: "string", default: "3" },
   },
@@ -505,8 +513,12 @@ interface Comparison {
   prepare: (sql: Sql) => Promise<void>;
   /** Indexer options of a run without the part. */
   without: { stream?: boolean };
+  /** Started before each run with the part and stopped after it; says what it did. */
+  alongside?: (sql: Sql) => Promise<() => Promise<string>>;
   withLabel: string;
   withoutLabel: string;
+  /** What the target bounds: the CPU per NFT event, or the time indexing takes. */
+  judged: "cpu" | "time";
   target: number;
 }
 
@@ -515,6 +527,7 @@ const INDEX_COMPARISON: Comparison = {
   without: {},
   withLabel: "with every index",
   withoutLabel: "without the indexes",
+  judged: "cpu",
   target: 1.2,
 };
 
@@ -523,6 +536,20 @@ const OUTBOX_COMPARISON: Comparison = {
   without: { stream: false },
   withLabel: "with the outbox",
   withoutLabel: "without the outbox",
+  judged: "cpu",
+  target: 1.15,
+};
+
+const WEBHOOKS_COMPARISON: Comparison = {
+  prepare: async () => {},
+  without: {},
+  alongside: async (sql) => {
+    const webhooks = await startFailingWebhooks(sql, { chainId: CHAIN_ID, subscriptions: 4 });
+    return async () => `${await webhooks.stop()} failed attempts`;
+  },
+  withLabel: "failing webhooks",
+  withoutLabel: "no webhooks",
+  judged: "time",
   target: 1.15,
 };
 
@@ -550,21 +577,29 @@ async function compareRuns(spec: ChainSpec, server: Server, comparison: Comparis
         const sql = await freshDatabase(server);
         try {
           if (dropped) await comparison.prepare(sql);
-          const { seconds, cpu } = await indexChain(
-            sql,
-            client,
-            anvil.url,
-            meta.head,
-            cpuOf,
-            dropped ? comparison.without : {},
-          );
+          const stopAlongside = dropped ? undefined : await comparison.alongside?.(sql);
+          let seconds: number;
+          let cpu: CpuSample;
+          let alongside = "";
+          try {
+            ({ seconds, cpu } = await indexChain(
+              sql,
+              client,
+              anvil.url,
+              meta.head,
+              cpuOf,
+              dropped ? comparison.without : {},
+            ));
+          } finally {
+            if (stopAlongside) alongside = `, ${await stopAlongside()}`;
+          }
           runs.push({ dropped, seconds, cpu, events: meta.events });
           const perThousand = ((cpu.node + cpu.postgres) * 1000) / meta.events;
           say(
             `[${spec.name}] run ${run + 1} ${(dropped ? comparison.withoutLabel : comparison.withLabel).padEnd(20)}: ` +
               `${seconds.toFixed(2)} s, ${Math.round(meta.events / seconds)} events/s, ` +
               `node ${((cpu.node * 1000) / meta.events).toFixed(3)} + postgres ${((cpu.postgres * 1000) / meta.events).toFixed(3)} ` +
-              `= ${perThousand.toFixed(3)} CPU s per 1,000 NFT events`,
+              `= ${perThousand.toFixed(3)} CPU s per 1,000 NFT events${alongside}`,
           );
         } finally {
           await sql.end({ timeout: 5 });
@@ -623,10 +658,12 @@ function reportCost(
     say(`| ${label} | ${spread(with_.map(pick), digits)} | ${spread(without.map(pick), digits)} |`);
   }
   // Runs are paired in the order they were made: each pair shared the machine's state.
-  const ratios = with_.map((r, i) => total(r) / total(without[i] as IndexRun));
-  const ratio = median(with_.map(total)) / median(without.map(total));
+  const judged = comparison.judged === "cpu" ? total : (r: IndexRun) => r.seconds;
+  const ratios = with_.map((r, i) => judged(r) / judged(without[i] as IndexRun));
+  const ratio = median(with_.map(judged)) / median(without.map(judged));
+  const what = comparison.judged === "cpu" ? "the CPU per event" : "the time indexing took";
   say(
-    `[${name}] with / without: ${ratio.toFixed(3)}× the CPU per event (medians; each pair's ratio ${spread(ratios, 3)}); ` +
+    `[${name}] with / without: ${ratio.toFixed(3)}× ${what} (medians; each pair's ratio ${spread(ratios, 3)}); ` +
       `target ≤ ${comparison.target}×: ${ratio <= comparison.target ? "PASS" : "FAIL"}`,
   );
 }
@@ -651,16 +688,23 @@ async function main(): Promise<void> {
     }
     return;
   }
-  if (args["compare-outbox"]) {
-    say(`comparing indexing with the stream's outbox against indexing without it; ${RUNS} runs each`);
+  const comparison = args["compare-outbox"]
+    ? OUTBOX_COMPARISON
+    : args["compare-webhooks"]
+      ? WEBHOOKS_COMPARISON
+      : undefined;
+  if (comparison) {
+    say(
+      `comparing indexing ${comparison.withLabel} against indexing ${comparison.withoutLabel}; ${RUNS} runs each`,
+    );
     const compared = new Map<string, IndexRun[]>();
     try {
-      for (const spec of specs) compared.set(spec.name, await compareRuns(spec, server, OUTBOX_COMPARISON));
+      for (const spec of specs) compared.set(spec.name, await compareRuns(spec, server, comparison));
     } finally {
       await server.stop();
     }
     for (const [name, runs] of compared) {
-      reportCost(name, runs, server.postmasterPid === undefined, OUTBOX_COMPARISON);
+      reportCost(name, runs, server.postmasterPid === undefined, comparison);
     }
     return;
   }

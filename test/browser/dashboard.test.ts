@@ -122,17 +122,32 @@ before(async () => {
   indexer = indexUntil({ sql: f.sql, rpcUrl: f.anvil.url, chainId: API_CHAIN_ID, signal: stop.signal });
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
   page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
-  page.on("console", (m) => {
+  observe(page);
+});
+
+/** Records what goes wrong in `watched`, and what it requests. */
+function observe(watched: Page): void {
+  watched.on("console", (m) => {
     if (m.type() === "error" || m.type() === "warning") problems.push(`console ${m.type()}: ${m.text()}`);
   });
-  page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
-  page.on("requestfailed", (r) => {
+  watched.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
+  watched.on("requestfailed", (r) => {
     // A fetch the page gave up on itself (the user moved on) is not a failure.
     if (r.failure()?.errorText !== "net::ERR_ABORTED")
       problems.push(`failed: ${r.url()} ${r.failure()?.errorText}`);
   });
-  page.on("request", (r) => requested.push({ url: r.url(), key: r.headers()["x-api-key"] }));
-});
+  watched.on("request", (r) => requested.push({ url: r.url(), key: r.headers()["x-api-key"] }));
+}
+
+/** Waits until the image `selector` on `on` has loaded; its natural width (0 if it never did). */
+async function loadedWidth(on: Page, selector: string): Promise<number> {
+  let width = 0;
+  for (const deadline = Date.now() + RENDER_TIMEOUT_MS; width === 0 && Date.now() < deadline; ) {
+    width = await on.evaluate<number>(`document.querySelector(${JSON.stringify(selector)}).naturalWidth`);
+    if (width === 0) await new Promise((r) => setTimeout(r, 100));
+  }
+  return width;
+}
 
 after(async () => {
   stop.abort();
@@ -462,12 +477,7 @@ describe("the dashboard in a browser", () => {
       await go(`#/nft/${collection}/${held.id}`, "nft");
       await page.waitForSelector(".nft .media img", { timeout: RENDER_TIMEOUT_MS });
       assert.equal(await page.getAttribute(".nft .media img", "src"), image);
-      let width = 0;
-      for (const deadline = Date.now() + RENDER_TIMEOUT_MS; width === 0 && Date.now() < deadline; ) {
-        width = await page.evaluate<number>('document.querySelector(".nft .media img").naturalWidth');
-        if (width === 0) await new Promise((r) => setTimeout(r, 100));
-      }
-      assert.ok(width > 0, "the image loaded from Mintlens");
+      assert.ok((await loadedWidth(page, ".nft .media img")) > 0, "the image loaded from Mintlens");
       assert.equal(await page.innerText(".nft h1"), details?.nft.metadata?.name);
       const shown = await page.locator(".traits li").allInnerTexts();
       assert.equal(shown.length, attributes.length, shown.join(" | "));
@@ -486,6 +496,27 @@ describe("the dashboard in a browser", () => {
       assert.deepEqual(await axeViolations(), []);
       assert.deepEqual(takeProblems(), []);
       await screenshot("nft-with-metadata");
+
+      // Behind a public URL on another host, the image links name that host: the page, served from
+      // its own origin, loads them from there, and its policy lets it.
+      const port = new URL(f.restUrl).port;
+      const elsewhere = await f.serveAgain({ publicUrl: `http://localhost:${port}` });
+      const other = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+      observe(other);
+      try {
+        await other.goto(`${elsewhere.restUrl}/#/nft/${collection}/${held.id}`);
+        await other.fill("#api-key", f.key);
+        await other.click("button[type=submit]");
+        await other.waitForSelector('main[data-page="nft"] .media img', { timeout: RENDER_TIMEOUT_MS });
+        const src = (await other.getAttribute(".nft .media img", "src")) ?? "";
+        assert.equal(new URL(src).origin, `http://localhost:${port}`, src);
+        assert.notEqual(new URL(elsewhere.restUrl).origin, new URL(src).origin, "another origin");
+        assert.ok((await loadedWidth(other, ".nft .media img")) > 0, "the image loaded from the other host");
+        assert.deepEqual(takeProblems(), []);
+      } finally {
+        await other.close();
+        await elsewhere.close();
+      }
     } finally {
       stopWorker.abort();
       await client.close();

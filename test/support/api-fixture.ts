@@ -47,6 +47,11 @@ export interface ApiFixture {
   index(untilBlock: number): Promise<void>;
   /** A key of its own per test that counts requests against the limit, known to the API when it resolves. */
   newKey(user: string): Promise<string>;
+  /**
+   * Another API over the same store, keys and images, whose links name `publicUrl`, as one behind a
+   * proxy on another host; closed with the fixture if not before.
+   */
+  serveAgain(options: { publicUrl: string }): Promise<{ restUrl: string; close(): Promise<void> }>;
   /** Has the API read its key table now, as it does by itself within seconds (after a revocation, say). */
   refreshKeys(): Promise<void>;
   rest(
@@ -102,28 +107,37 @@ export async function startApiFixture(options: ApiFixtureOptions): Promise<ApiFi
       ? db.sql
       : await connectDatabase(db.url, { statementTimeoutMs: options.statementTimeoutMs });
   const keys = createKeyVerifier({ sql: apiSql });
-  const api = await startApi({
-    sql: apiSql,
-    chains: [
-      {
-        name: "anvil",
-        chainId: API_CHAIN_ID,
-        restPort: 0,
-        grpcPort: 0,
-        // The indexer stops once the history is indexed: its heartbeat ages while the tests run.
-        readiness: { maxHeartbeatAgeSeconds: 3_600 },
-      },
-    ],
-    host: "127.0.0.1",
-    tls,
-    // No limit on failed authentications: the tests refuse many keys from one address on purpose.
-    guard: createGuard({ keys, pointsPerSecond: options.rateLimit ?? 0, failedAuthenticationsPerMinute: 0 }),
-    metrics: createApiMetrics(),
-    logger: silentLogger(),
-    versionPollMs: options.versionPollMs ?? 200,
-    ...(options.streams ? { streams: options.streams } : {}),
-    ...(options.blobs ? { blobs: options.blobs } : {}),
+  // No limit on failed authentications: the tests refuse many keys from one address on purpose.
+  const guard = createGuard({
+    keys,
+    pointsPerSecond: options.rateLimit ?? 0,
+    failedAuthenticationsPerMinute: 0,
   });
+  const serve = (publicUrl?: string) =>
+    startApi({
+      sql: apiSql,
+      chains: [
+        {
+          name: "anvil",
+          chainId: API_CHAIN_ID,
+          restPort: 0,
+          grpcPort: 0,
+          // The indexer stops once the history is indexed: its heartbeat ages while the tests run.
+          readiness: { maxHeartbeatAgeSeconds: 3_600 },
+          ...(publicUrl === undefined ? {} : { publicUrl }),
+        },
+      ],
+      host: "127.0.0.1",
+      tls,
+      guard,
+      metrics: createApiMetrics(),
+      logger: silentLogger(),
+      versionPollMs: options.versionPollMs ?? 200,
+      ...(options.streams ? { streams: options.streams } : {}),
+      ...(options.blobs ? { blobs: options.blobs } : {}),
+    });
+  const api = await serve();
+  const others: (() => Promise<void>)[] = [];
   const served = api.chains[0];
   if (served === undefined) throw new Error("no chain served");
 
@@ -151,6 +165,19 @@ export async function startApiFixture(options: ApiFixtureOptions): Promise<ApiFi
     key,
     newKey,
     refreshKeys: () => keys.refresh(),
+    async serveAgain({ publicUrl }) {
+      const again = await serve(publicUrl);
+      const restUrl = again.chains[0]?.restUrl;
+      if (restUrl === undefined) throw new Error("no chain served");
+      let closed = false;
+      const close = async () => {
+        if (closed) return;
+        closed = true;
+        await again.close();
+      };
+      others.push(close);
+      return { restUrl, close };
+    },
     async rest(path, requestOptions = {}) {
       const headers: Record<string, string> = { ...requestOptions.headers };
       const presented = requestOptions.key === undefined ? key : requestOptions.key;
@@ -168,6 +195,7 @@ export async function startApiFixture(options: ApiFixtureOptions): Promise<ApiFi
     grpc: grpcClient.call,
     async close() {
       grpcClient.close();
+      for (const close of others) await close();
       await api.close();
       if (apiSql !== db.sql) await apiSql.end({ timeout: 5 });
       await db.close();
