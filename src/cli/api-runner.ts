@@ -3,7 +3,7 @@ import { createGuard } from "../api/guard.ts";
 import { createKeyVerifier } from "../api/key-verifier.ts";
 import { type ApiMetrics, createApiMetrics } from "../api/metrics.ts";
 import { openKeyLimiter } from "../api/rate-limit-store.ts";
-import { type RunningApi, startApi, startMetricsServer } from "../api/server.ts";
+import { type RunningApi, startApi } from "../api/server.ts";
 import { loadTls } from "../api/tls.ts";
 import {
   API_DEFAULTS,
@@ -15,6 +15,7 @@ import type { BlobStoreConfigInput } from "../config/blob-store-config.ts";
 import { createAccessLogger, type Logger } from "../core/logger.ts";
 import type { BlobStore } from "../media/blobs.ts";
 import type { Sql } from "../store/pg/database.ts";
+import { addMetricsOptions, serveMetrics } from "./metrics-listener.ts";
 import { addBlobStoreOptions } from "./open-blob-store.ts";
 import type { Lifecycle } from "./shutdown.ts";
 
@@ -33,11 +34,6 @@ export function addApiOptions(command: Command, blobDefault?: string): Command {
       "--grpc-port <[chain=]port>",
       "gRPC (TLS) port: N for the first chain (the next ones take N+1…), or chain=N (default 50051)",
       collect,
-    )
-    .option("--metrics-port <port>", "Prometheus metrics port, or off (default 9464)")
-    .option(
-      "--metrics-host <address>",
-      "address the metrics listener binds, whatever --host is (env MINTLENS_METRICS_HOST, default 127.0.0.1)",
     )
     .option(
       "--public-url <[chain=]url>",
@@ -104,7 +100,7 @@ export function addApiOptions(command: Command, blobDefault?: string): Command {
       "--statement-timeout <ms>",
       "the API's queries running longer are cancelled and answered as unavailable, 0 for no limit (default 5000)",
     );
-  return addBlobStoreOptions(withApi, blobDefault);
+  return addBlobStoreOptions(addMetricsOptions(withApi, String(API_DEFAULTS.metricsPort)), blobDefault);
 }
 
 export type ApiFlags = ApiConfigInput & ApiPoolConfigInput & BlobStoreConfigInput;
@@ -197,11 +193,6 @@ export async function serveApi(options: ServeOptions): Promise<RunningApi & { ce
       `${chain.name} (chain ${chain.chainId}): REST ${chain.restUrl}  gRPC ${chain.grpcAddress} (TLS, certificate ${tls.certPath})`,
     );
   }
-  if (api.metricsPort !== undefined) {
-    const server = await startMetricsServer(metrics, api.metricsHost, api.metricsPort);
-    lifecycle.defer(() => server.close());
-    const shown = api.metricsHost.includes(":") ? `[${api.metricsHost}]` : api.metricsHost;
-    say(`metrics: http://${shown}:${server.port}/metrics`);
-  }
+  await serveMetrics(metrics, { port: api.metricsPort, host: api.metricsHost }, lifecycle, say);
   return { ...running, certPath: tls.certPath };
 }

@@ -1,11 +1,15 @@
 import type { Command } from "commander";
+import { createApiMetrics } from "../api/metrics.ts";
 import { type Config, ConfigError, parseConfig } from "../config/config.ts";
 import type { Environment } from "../config/environment.ts";
+import { type MetricsListener, parseMetricsListener } from "../config/metrics-config.ts";
 import { parseDatabasePooler, requireDirectDatabase } from "../config/pooler-config.ts";
 import { DEFAULT_STREAM_RETENTION_DAYS } from "../config/stream-config.ts";
 import { createLogger } from "../core/logger.ts";
 import type { DelivererSettings } from "../webhooks/deliverer.ts";
+import { createWebhookMetrics } from "../webhooks/metrics.ts";
 import { chainPools, openChainDatabases } from "./chain-databases.ts";
+import { addMetricsOptions, serveMetrics } from "./metrics-listener.ts";
 import { indexerPool } from "./open-database.ts";
 import { createProgressDisplay } from "./progress.ts";
 import { runIndexers } from "./run-indexers.ts";
@@ -87,7 +91,7 @@ export function addCommonOptions(command: Command): Command {
 }
 
 export function registerIndexCommand(program: Command, lifecycle: Lifecycle, environment: Environment): void {
-  addWebhookOptions(addCommonOptions(program.command("index")))
+  addMetricsOptions(addWebhookOptions(addCommonOptions(program.command("index"))), "off")
     .description("index chains into PostgreSQL: backfill to the head, then follow it")
     .option("--stop-at <block>", "exit once this block is indexed instead of following the head")
     .option(STREAM_RETENTION_FLAG, STREAM_RETENTION_HELP)
@@ -99,7 +103,10 @@ export function registerIndexCommand(program: Command, lifecycle: Lifecycle, env
         throw new ConfigError([`stop at: ${flags.stopAt} is not a block number`]);
       }
       const webhooks = webhookSettings(flags, environment);
-      await runIndexCommand(config, lifecycle, environment, stopAt, webhooks);
+      const problems: string[] = [];
+      const metrics = parseMetricsListener(flags, environment.variables, undefined, problems);
+      if (problems.length > 0) throw new ConfigError(problems);
+      await runIndexCommand(config, lifecycle, environment, { stopAt, webhooks, metrics });
     });
 }
 
@@ -107,9 +114,14 @@ export async function runIndexCommand(
   config: Config,
   lifecycle: Lifecycle,
   environment: Environment,
-  stopAt?: number,
-  webhooks?: Partial<DelivererSettings>,
+  options: {
+    stopAt?: number | undefined;
+    webhooks?: Partial<DelivererSettings> | undefined;
+    /** Where the indexers' and the deliverers' metrics are served; off when undefined or its port is. */
+    metrics?: MetricsListener | undefined;
+  } = {},
 ): Promise<void> {
+  const { stopAt, webhooks } = options;
   const logger = createLogger(config.logLevel);
   const names = config.chains.map((c) => c.name);
   const databases = await openChainDatabases(config, names, logger, lifecycle, {
@@ -117,6 +129,11 @@ export async function runIndexCommand(
     pool: indexerPool(config),
     withDefault: false,
   });
+  if (lifecycle.signal.aborted) return;
+  const metrics = createApiMetrics();
+  metrics.watchAbortListeners("shutdown", lifecycle.signal);
+  if (options.metrics)
+    await serveMetrics(metrics, options.metrics, lifecycle, (line) => environment.stderr.write(`${line}\n`));
   const display = createProgressDisplay(logger, environment.stderr);
   lifecycle.defer(() => display.stop());
   if (lifecycle.signal.aborted) return;
@@ -125,11 +142,16 @@ export async function runIndexCommand(
     sql: databases.of(names[0] as string).sql,
     chainSql: chainPools(databases, names),
     logger,
-    onProgress: display.update,
+    onProgress: (progress) => {
+      metrics.setIndexed(progress.chain, progress.nextBlock - 1, progress.head);
+      display.update(progress);
+    },
+    onRateSourcesLeftOut: metrics.setRateSourcesLeftOut,
     signal: lifecycle.signal,
     ...(stopAt !== undefined ? { untilBlock: stopAt } : {}),
-    // No metrics listener runs under `index`: the deliverers' metrics are kept for none to read.
-    ...(webhooks ? { webhooks: { settings: webhooks } } : {}),
+    ...(webhooks
+      ? { webhooks: { settings: webhooks, metrics: createWebhookMetrics(metrics.registry) } }
+      : {}),
   });
   if (lifecycle.signal.aborted) logger.info("stopped on request");
 }

@@ -1,6 +1,8 @@
 import type { Command } from "commander";
+import { createApiMetrics } from "../api/metrics.ts";
 import { ConfigError, parseConfig, parseDatabaseConfig } from "../config/config.ts";
 import type { Environment } from "../config/environment.ts";
+import { parseMetricsListener } from "../config/metrics-config.ts";
 import { parseDatabasePooler, requireDirectDatabase } from "../config/pooler-config.ts";
 import { UserFacingError } from "../core/errors.ts";
 import type { Address } from "../core/hex.ts";
@@ -9,6 +11,7 @@ import { queueCollection, queueTokens } from "../store/tables/metadata.ts";
 import { openChainDatabases } from "./chain-databases.ts";
 import { addCommonOptions } from "./index-command.ts";
 import { addMetadataOptions, openForMetadataWorkers, startMetadataWorkers } from "./metadata-runner.ts";
+import { addMetricsOptions, serveMetrics } from "./metrics-listener.ts";
 import { addBlobStoreOptions } from "./open-blob-store.ts";
 import { COMMAND_POOL } from "./open-database.ts";
 import { type Lifecycle, untilStopped } from "./shutdown.ts";
@@ -30,13 +33,19 @@ export function registerMetadataCommand(
   lifecycle: Lifecycle,
   environment: Environment,
 ): void {
-  const metadata = addBlobStoreOptions(
-    addMetadataOptions(addCommonOptions(program.command("metadata").enablePositionalOptions())),
+  const metadata = addMetricsOptions(
+    addBlobStoreOptions(
+      addMetadataOptions(addCommonOptions(program.command("metadata").enablePositionalOptions())),
+    ),
+    "off",
   )
     .description("fetch the metadata of every queued token of the configured chains, until stopped")
     .action(async (flags) => {
       requireDirectDatabase("mintlens metadata", parseDatabasePooler({}, environment.variables));
       const config = parseConfig(flags, environment.variables);
+      const problems: string[] = [];
+      const listener = parseMetricsListener(flags, environment.variables, undefined, problems);
+      if (problems.length > 0) throw new ConfigError(problems);
       const { metadata, logger, blobs, databases } = await openForMetadataWorkers(
         flags,
         config,
@@ -46,6 +55,9 @@ export function registerMetadataCommand(
         { schema: "check", pool: COMMAND_POOL, withDefault: false },
       );
       if (lifecycle.signal.aborted) return;
+      const metrics = createApiMetrics();
+      metrics.watchAbortListeners("shutdown", lifecycle.signal);
+      await serveMetrics(metrics, listener, lifecycle, (line) => environment.stderr.write(`${line}\n`));
       for (const group of databases.groups) {
         startMetadataWorkers({
           sql: group.database.sql,
@@ -55,6 +67,8 @@ export function registerMetadataCommand(
           logger,
           lifecycle,
           blobs,
+          onToken: metrics.countMetadata,
+          watchSignal: metrics.watchAbortListeners,
         });
       }
       await untilStopped(lifecycle);

@@ -6,6 +6,7 @@
 import { redactUrl } from "../core/url.ts";
 import { ConfigError } from "./config.ts";
 import type { Variables } from "./environment.ts";
+import { METRICS_HOST_DEFAULT, type MetricsListenerInput, parseMetricsListener } from "./metrics-config.ts";
 import { wholeNumber } from "./option-values.ts";
 
 export interface ApiListeners {
@@ -48,11 +49,10 @@ export interface ApiConfig extends ApiGuardConfig {
   streamStallTimeoutMs: number;
 }
 
-export interface ApiConfigInput extends ApiGuardConfigInput {
+export interface ApiConfigInput extends ApiGuardConfigInput, MetricsListenerInput {
   host?: string;
   restPort?: string[];
   grpcPort?: string[];
-  metricsPort?: string;
   rateLimit?: string;
   responseCache?: string;
   tlsCert?: string;
@@ -61,7 +61,6 @@ export interface ApiConfigInput extends ApiGuardConfigInput {
   readyLag?: string[];
   readyHeartbeat?: string;
   readyHeadStall?: string[];
-  metricsHost?: string;
   minBlockWait?: string;
   maxStreamsPerKey?: string;
   maxStreams?: string;
@@ -78,7 +77,7 @@ export const API_DEFAULTS = {
   readyLagBlocks: 64,
   readyHeartbeatSeconds: 120,
   readyHeadStallSeconds: 600,
-  metricsHost: "127.0.0.1",
+  metricsHost: METRICS_HOST_DEFAULT,
   minBlockWaitMs: 2_000,
   maxStreamsPerKey: 4,
   maxStreams: 500,
@@ -168,16 +167,13 @@ function publicBase(text: string, problems: string[]): string | undefined {
   return `${url.origin}${url.pathname.replace(/\/+$/, "")}`;
 }
 
-/** The public URLs, the readiness bounds and the metrics host. */
+/** The public URLs and the readiness bounds. */
 function parseServing(
   input: ApiConfigInput,
   env: Variables,
   chains: readonly string[],
   problems: string[],
-): Pick<
-  ApiConfig,
-  "publicUrls" | "readyLagBlocks" | "readyHeartbeatSeconds" | "readyHeadStallSeconds" | "metricsHost"
-> {
+): Pick<ApiConfig, "publicUrls" | "readyLagBlocks" | "readyHeartbeatSeconds" | "readyHeadStallSeconds"> {
   const urls = perChain(input.publicUrl, env.MINTLENS_PUBLIC_URL, chains, "public url", problems);
   const publicUrls: Record<string, string> = {};
   const every = urls.every === undefined ? undefined : publicBase(urls.every, problems);
@@ -221,9 +217,7 @@ function parseServing(
     else problems.push(`ready heartbeat: ${heartbeatRaw} is not a whole number of seconds from 1`);
   }
 
-  const metricsHost = input.metricsHost ?? env.MINTLENS_METRICS_HOST ?? API_DEFAULTS.metricsHost;
-  if (metricsHost.trim() === "") problems.push("metrics host: empty");
-  return { publicUrls, readyLagBlocks, readyHeartbeatSeconds, readyHeadStallSeconds, metricsHost };
+  return { publicUrls, readyLagBlocks, readyHeartbeatSeconds, readyHeadStallSeconds };
 }
 
 export function parseApiConfig(input: ApiConfigInput, env: Variables, chains: readonly string[]): ApiConfig {
@@ -259,14 +253,12 @@ export function parseApiConfig(input: ApiConfigInput, env: Variables, chains: re
     }
   });
 
-  const metricsRaw = input.metricsPort ?? env.MINTLENS_METRICS_PORT;
-  let metricsPort: number | undefined = API_DEFAULTS.metricsPort;
-  if (metricsRaw === "off") metricsPort = undefined;
-  else if (metricsRaw !== undefined) {
-    metricsPort = PORT.test(metricsRaw) && Number(metricsRaw) <= 65_535 ? Number(metricsRaw) : undefined;
-    if (metricsPort === undefined)
-      problems.push(`metrics port: ${metricsRaw} is not a port (0 to 65535) or off`);
-  }
+  const { port: metricsPort, host: metricsHost } = parseMetricsListener(
+    input,
+    env,
+    API_DEFAULTS.metricsPort,
+    problems,
+  );
   if (metricsPort !== undefined && metricsPort !== 0 && taken.has(metricsPort)) {
     problems.push(`metrics port: ${metricsPort} is also the ${taken.get(metricsPort)} port`);
   }
@@ -302,6 +294,7 @@ export function parseApiConfig(input: ApiConfigInput, env: Variables, chains: re
     host,
     listeners: chains.map((name, i) => ({ name, restPort: rest[i] as number, grpcPort: grpc[i] as number })),
     metricsPort,
+    metricsHost,
     rateLimit,
     responseCacheMb,
     tls: certPath !== undefined && keyPath !== undefined ? { certPath, keyPath } : undefined,

@@ -1,7 +1,7 @@
 /**
  * `mintlens metadata`, the worker on its own, as a process: it fetches the documents of the
  * tokens the indexer queued (from a local server the allow-list lets it reach), caches their
- * images in the blob directory, and a SIGTERM stops it cleanly.
+ * images in the blob directory, counts them in its metrics, and a SIGTERM stops it cleanly.
  */
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
@@ -103,6 +103,8 @@ test("mintlens metadata fetches the queued tokens' documents and images, and sto
       `127.0.0.1:${port}`,
       "--blob-dir",
       blobDir,
+      "--metrics-port",
+      "0",
     ],
     {
       cwd: ROOT,
@@ -140,6 +142,11 @@ test("mintlens metadata fetches the queued tokens' documents and images, and sto
     }
     const [left] = await db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM metadata_queue`;
     assert.equal(left?.n, 0, "the tokens left the queue");
+    // Its metrics count the three tokens fetched.
+    const metricsUrl = /metrics: (http:\/\/127\.0\.0\.1:\d+\/metrics)/.exec(stderr)?.[1];
+    assert.ok(metricsUrl, `the metrics address is told: ${stderr.slice(-2000)}`);
+    const metrics = await (await fetch(metricsUrl)).text();
+    assert.match(metrics, /^mintlens_metadata_tokens_total\{chain="test",status="ok"\} 3$/m);
   } finally {
     child.kill("SIGTERM");
   }

@@ -47,7 +47,7 @@ after(async () => {
 });
 
 /** `mintlens index` following the chain, delivering to loopback; killed with -9 or stopped by the test. */
-function runIndex() {
+function runIndex(more: readonly string[] = []) {
   return spawnMintlens(
     indexArguments({
       rpcUrl: anvil.url,
@@ -63,6 +63,7 @@ function runIndex() {
         "50",
         "--webhook-retry-max",
         "200",
+        ...more,
       ],
     }),
     { timeoutMs: RUN_TIMEOUT_MS },
@@ -91,6 +92,7 @@ test("kill -9 while delivering and restarts: every event arrives, repeats only o
   receiver.answer = (d) => ({ status: d.problem ? 401 : 200, delayMs: 30 });
 
   let kills = 0;
+  let metrics = "";
   for (let round = 0; round < 4; round++) {
     const run = runIndex();
     const seen = receiver.received.length;
@@ -103,7 +105,8 @@ test("kill -9 while delivering and restarts: every event arrives, repeats only o
     assert.equal(code, null, `the process ended on its own: ${stderr}`);
     kills++;
   }
-  const last = runIndex();
+  // The last run serves its metrics, on a port of the system's choosing.
+  const last = runIndex(["--metrics-port", "0"]);
   try {
     const deadline = Date.now() + 90_000;
     // Stopped only once it runs its deliverer (whose connections name it), not while it starts.
@@ -120,6 +123,23 @@ test("kill -9 while delivering and restarts: every event arrives, repeats only o
         const latest = await latestCursor(db.sql, CHAIN_ID);
         if ((await getWebhook(db.sql, id))?.cursor === latest) break;
       }
+      await sleep(50);
+    }
+    const metricsUrl = /metrics: (http:\/\/127\.0\.0\.1:\d+\/metrics)/.exec(last.stderr())?.[1];
+    assert.ok(metricsUrl, `the metrics address is told: ${last.stderr()}`);
+    const indexed = (await nextIndexedBlock(db.sql, CHAIN_ID)) - 1;
+    // The indexer's height is set as each batch commits; the deliverer counts its paused
+    // subscriptions at each look at them.
+    for (;;) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting for the metrics:\n${metrics}`);
+      metrics = await (await fetch(metricsUrl)).text();
+      if (
+        metrics.includes(`mintlens_indexer_height{chain="test"} ${indexed}`) &&
+        metrics.includes('mintlens_indexer_lag_blocks{chain="test"} 0') &&
+        metrics.includes('mintlens_webhook_paused{chain="test"} 0') &&
+        metrics.includes('mintlens_abort_listeners{signal="shutdown"}')
+      )
+        break;
       await sleep(50);
     }
   } finally {

@@ -7,6 +7,7 @@ import { describe, test } from "node:test";
 import { loadTls } from "../../src/api/tls.ts";
 import { API_DEFAULTS, parseApiConfig, parseApiPoolConfig } from "../../src/config/api-config.ts";
 import { ConfigError } from "../../src/config/config.ts";
+import { parseMetricsListener } from "../../src/config/metrics-config.ts";
 import { UserFacingError } from "../../src/core/errors.ts";
 
 const problems = (fn: () => unknown): string[] => {
@@ -260,6 +261,7 @@ describe("links, readiness and the metrics host", () => {
       ),
     );
     assert.deepEqual(found, [
+      "metrics host: empty",
       "public url: base is not a configured chain",
       "public url: ftp://x.test is not an http or https URL",
       "public url: https://u:p@x.test has a user, a query or a fragment: give scheme, host and path only",
@@ -267,6 +269,32 @@ describe("links, readiness and the metrics host", () => {
       "ready lag: -1 is not a whole number of blocks",
       "ready head stall: soon is not a whole number of at least 0",
       "ready heartbeat: 0 is not a whole number of seconds from 1",
+    ]);
+  });
+});
+
+describe("the metrics listener of the indexer's and the metadata worker's commands", () => {
+  const parse = (input: { metricsPort?: string; metricsHost?: string }, env: Record<string, string> = {}) => {
+    const found: string[] = [];
+    return { listener: parseMetricsListener(input, env, undefined, found), found };
+  };
+
+  test("off unless a port is given, by flag or variable; 0 lets the system choose", () => {
+    assert.deepEqual(parse({}), { listener: { port: undefined, host: "127.0.0.1" }, found: [] });
+    assert.deepEqual(parse({ metricsPort: "9465" }).listener, { port: 9465, host: "127.0.0.1" });
+    assert.deepEqual(parse({}, { MINTLENS_METRICS_PORT: "0", MINTLENS_METRICS_HOST: "::1" }).listener, {
+      port: 0,
+      host: "::1",
+    });
+    assert.deepEqual(
+      parse({ metricsPort: "off" }, { MINTLENS_METRICS_PORT: "9465" }).listener.port,
+      undefined,
+    );
+  });
+
+  test("a bad port or an empty host is named", () => {
+    assert.deepEqual(parse({ metricsPort: "65536", metricsHost: " " }).found, [
+      "metrics port: 65536 is not a port (0 to 65535) or off",
       "metrics host: empty",
     ]);
   });
