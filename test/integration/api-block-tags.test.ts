@@ -10,12 +10,8 @@ import { after, before, describe, test } from "node:test";
 import * as grpc from "@grpc/grpc-js";
 import { createDataVersion } from "../../src/api/data-version.ts";
 import { UnavailableError } from "../../src/api/errors.ts";
-import { createGuard } from "../../src/api/guard.ts";
-import { createKeyVerifier } from "../../src/api/key-verifier.ts";
 import { generateKey } from "../../src/api/keys.ts";
-import { createApiMetrics } from "../../src/api/metrics.ts";
 import { restRoutes } from "../../src/api/routes.ts";
-import { type RunningApi, startApi } from "../../src/api/server.ts";
 import { createApiService } from "../../src/api/service.ts";
 import { silentLogger } from "../../src/core/logger.ts";
 import type { Sql } from "../../src/store/pg/database.ts";
@@ -134,36 +130,13 @@ function grpcClient(address: string) {
   };
 }
 
-/** Another API process over the fixture's store (or `sql`), with its own `--min-block-wait`. */
-async function serve(
-  minBlockWaitMs: number,
-  sql: Sql = f.sql,
-  versionPollMs?: number,
-): Promise<RunningApi & { restUrl: string }> {
-  const keys = createKeyVerifier({ sql });
-  await keys.refresh();
-  const api = await startApi({
-    sql,
-    chains: [
-      {
-        name: "anvil",
-        chainId: API_CHAIN_ID,
-        restPort: 0,
-        grpcPort: 0,
-        readiness: { maxHeartbeatAgeSeconds: 3_600 },
-      },
-    ],
-    host: "127.0.0.1",
-    tls: f.tls,
-    guard: createGuard({ keys, pointsPerSecond: 0, failedAuthenticationsPerMinute: 0 }),
-    metrics: createApiMetrics(),
-    logger: silentLogger(),
+/** Another API over the fixture's store (or `sql`), with its own `--min-block-wait`. */
+function serve(minBlockWaitMs: number, sql?: Sql, versionPollMs?: number) {
+  return f.serveAgain({
     minBlockWaitMs,
-    ...(versionPollMs !== undefined ? { versionPollMs } : {}),
+    ...(sql === undefined ? {} : { sql }),
+    ...(versionPollMs === undefined ? {} : { versionPollMs }),
   });
-  const served = api.chains[0];
-  assert.ok(served);
-  return { ...api, restUrl: served.restUrl };
 }
 
 async function get(
@@ -576,7 +549,7 @@ test("the tags a client of one process sees never go back while the indexer foll
 
 test("a client that reads with minBlock = the highest block it has seen never goes back across two servers, one lagging", async () => {
   // The second server reads the version every 5 s: without minBlock its answers lag the first's.
-  const lagging = await serve(5_000, f.sql, 5_000);
+  const lagging = await serve(5_000, undefined, 5_000);
   const stop = new AbortController();
   const follower = indexUntil({
     sql: f.sql,

@@ -51,7 +51,7 @@ export interface ApiFixture {
    * Another API over the same store, keys and images, whose links name `publicUrl`, as one behind a
    * proxy on another host; closed with the fixture if not before.
    */
-  serveAgain(options: { publicUrl: string }): Promise<{ restUrl: string; close(): Promise<void> }>;
+  serveAgain(options: AnotherApi): Promise<RunningApi & { restUrl: string }>;
   /** Has the API read its key table now, as it does by itself within seconds (after a revocation, say). */
   refreshKeys(): Promise<void>;
   rest(
@@ -60,6 +60,16 @@ export interface ApiFixture {
   ): Promise<RestAnswer>;
   grpc: GrpcCall;
   close(): Promise<void>;
+}
+
+/** What sets another API over the fixture's store apart from the fixture's own. */
+export interface AnotherApi {
+  /** The base of its links, as behind a proxy on another host. */
+  publicUrl?: string;
+  minBlockWaitMs?: number;
+  versionPollMs?: number;
+  /** Another store to read, whose own key table it reads its keys from. */
+  sql?: Sql;
 }
 
 export interface ApiFixtureOptions {
@@ -113,9 +123,14 @@ export async function startApiFixture(options: ApiFixtureOptions): Promise<ApiFi
     pointsPerSecond: options.rateLimit ?? 0,
     failedAuthenticationsPerMinute: 0,
   });
-  const serve = (publicUrl?: string) =>
+  const guardOver = async (sql: Sql) => {
+    const own = createKeyVerifier({ sql });
+    await own.refresh();
+    return createGuard({ keys: own, pointsPerSecond: 0, failedAuthenticationsPerMinute: 0 });
+  };
+  const serve = async (another: AnotherApi = {}) =>
     startApi({
-      sql: apiSql,
+      sql: another.sql ?? apiSql,
       chains: [
         {
           name: "anvil",
@@ -124,15 +139,16 @@ export async function startApiFixture(options: ApiFixtureOptions): Promise<ApiFi
           grpcPort: 0,
           // The indexer stops once the history is indexed: its heartbeat ages while the tests run.
           readiness: { maxHeartbeatAgeSeconds: 3_600 },
-          ...(publicUrl === undefined ? {} : { publicUrl }),
+          ...(another.publicUrl === undefined ? {} : { publicUrl: another.publicUrl }),
         },
       ],
       host: "127.0.0.1",
       tls,
-      guard,
+      guard: another.sql === undefined ? guard : await guardOver(another.sql),
       metrics: createApiMetrics(),
       logger: silentLogger(),
-      versionPollMs: options.versionPollMs ?? 200,
+      versionPollMs: another.versionPollMs ?? options.versionPollMs ?? 200,
+      ...(another.minBlockWaitMs === undefined ? {} : { minBlockWaitMs: another.minBlockWaitMs }),
       ...(options.streams ? { streams: options.streams } : {}),
       ...(options.blobs ? { blobs: options.blobs } : {}),
     });
@@ -165,18 +181,17 @@ export async function startApiFixture(options: ApiFixtureOptions): Promise<ApiFi
     key,
     newKey,
     refreshKeys: () => keys.refresh(),
-    async serveAgain({ publicUrl }) {
-      const again = await serve(publicUrl);
+    async serveAgain(another) {
+      const again = await serve(another);
       const restUrl = again.chains[0]?.restUrl;
       if (restUrl === undefined) throw new Error("no chain served");
-      let closed = false;
-      const close = async () => {
-        if (closed) return;
-        closed = true;
-        await again.close();
+      let closed: Promise<void> | undefined;
+      const close = () => {
+        closed ??= again.close();
+        return closed;
       };
       others.push(close);
-      return { restUrl, close };
+      return { ...again, restUrl, close };
     },
     async rest(path, requestOptions = {}) {
       const headers: Record<string, string> = { ...requestOptions.headers };

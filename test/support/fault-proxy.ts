@@ -232,15 +232,7 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
   let refusalTurn = 0;
   let serverErrorTurn = 0;
 
-  const missed: Record<FaultKind, number> = {
-    tooManyRequests: 0,
-    serverError: 0,
-    hang: 0,
-    reset: 0,
-    truncate: 0,
-    dropBatchElement: 0,
-    nullBlock: 0,
-  };
+  const missed = new Map<FaultKind, number>();
   const pick = (kinds: readonly FaultKind[]): FaultKind | undefined => {
     const draw = random();
     let edge = 0;
@@ -252,7 +244,10 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
     // alone leave a rare kind out of some runs; a test counting on every rated kind would then fail
     // by chance. A kind still never injected by its expected turn, 1 / rate chances, is given then.
     for (const kind of kinds) {
-      if (rates[kind] > 0 && counters[kind] === 0 && ++missed[kind] >= 1 / rates[kind]) return kind;
+      if (rates[kind] === 0 || counters[kind] > 0) continue;
+      const chances = (missed.get(kind) ?? 0) + 1;
+      missed.set(kind, chances);
+      if (chances >= 1 / rates[kind]) return kind;
     }
     return undefined;
   };
