@@ -17,17 +17,13 @@ import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { DASHBOARD_DIST } from "../../src/api/dashboard.ts";
-import { createChainClient } from "../../src/chain/client.ts";
-import { silentLogger } from "../../src/core/logger.ts";
 import { runLiveActivity } from "../../src/demo/activity.ts";
 import { startDemoMetadataServer } from "../../src/demo/metadata-server.ts";
 import { DEMO_METADATA_NAMES, pointDemoMetadata } from "../../src/demo/metadata-setup.ts";
 import { createBlobStore } from "../../src/media/blobs.ts";
-import { createFetcher } from "../../src/metadata/fetch.ts";
-import { parseAllowList } from "../../src/metadata/ssrf.ts";
-import { runMetadataWorker } from "../../src/metadata/worker.ts";
 import { API_CHAIN_ID, type ApiFixture, startApiFixture } from "../support/api-fixture.ts";
 import { indexUntil } from "../support/indexing.ts";
+import { startDemoMetadataWorker } from "../support/metadata-worker.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const ARTIFACTS = join(ROOT, ".test-artifacts", "dashboard");
@@ -421,8 +417,7 @@ describe("the dashboard in a browser", () => {
   test("an NFT with its fetched metadata: its image served by Mintlens, its traits and its rarity as the API gives them", async () => {
     const server = await startDemoMetadataServer(DEMO_METADATA_NAMES);
     const collection = f.history.contracts.erc721.address.toLowerCase();
-    const client = createChainClient({ url: f.anvil.url });
-    const stopWorker = new AbortController();
+    let worker: { stop(): Promise<void> } | undefined;
     try {
       // The demo's collections point at its metadata server; the worker fetches their documents and
       // images into the API's image cache, and ranks the collections as it goes.
@@ -432,24 +427,14 @@ describe("the dashboard in a browser", () => {
         WHERE chain_id = ${API_CHAIN_ID} AND contract = ${Buffer.from(collection.slice(2), "hex")} AND amount > 0
         ORDER BY token_id LIMIT 1`;
       assert.ok(held, "the collection has a held token");
-      const worker = runMetadataWorker(
-        {
-          sql: f.sql,
-          chainId: API_CHAIN_ID,
-          client,
-          fetcher: createFetcher({
-            allow: parseAllowList([`127.0.0.1:${server.port}`]),
-            limits: { timeoutMs: 5_000 },
-          }),
-          gateways: { ipfs: server.ipfsGateway, arweave: server.arweaveGateway },
-          logger: silentLogger(),
-          idleMs: 50,
-          blobs: createBlobStore(blobDir),
-          ranking: { settleSeconds: 0, maxBehindSeconds: 0, collectionsPerPass: 100 },
-          rankEveryMs: 50,
-        },
-        stopWorker.signal,
-      );
+      worker = startDemoMetadataWorker({
+        sql: f.sql,
+        chainId: API_CHAIN_ID,
+        rpcUrl: f.anvil.url,
+        server,
+        blobs: createBlobStore(blobDir),
+        ranked: true,
+      });
       const path = `/foundational/v1beta2/nfts/${collection}/${held.id}`;
       interface Details {
         nft: { metadata: { name: string; image: { uri: string } | null } | null };
@@ -461,8 +446,7 @@ describe("the dashboard in a browser", () => {
         if (details.nft.metadata?.image?.uri.includes("/images/") && details.rarity !== null) break;
         await new Promise((r) => setTimeout(r, 200));
       }
-      stopWorker.abort();
-      await worker;
+      await worker.stop();
       // A pass that was running when the worker was stopped may have ranked the collection again.
       details = await api<Details>(`${path}/details`);
       const image = details?.nft.metadata?.image?.uri;
@@ -518,8 +502,7 @@ describe("the dashboard in a browser", () => {
         await elsewhere.close();
       }
     } finally {
-      stopWorker.abort();
-      await client.close();
+      await worker?.stop();
       await server.close();
     }
   });

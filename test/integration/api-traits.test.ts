@@ -12,18 +12,13 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import fc from "fast-check";
-import { createChainClient } from "../../src/chain/client.ts";
 import type { Address } from "../../src/core/hex.ts";
-import { silentLogger } from "../../src/core/logger.ts";
 import { classifyAttribute } from "../../src/core/traits.ts";
 import type { HistorySummary } from "../../src/demo/activity.ts";
 import { type DemoMetadataServer, startDemoMetadataServer } from "../../src/demo/metadata-server.ts";
 import { DEMO_METADATA_NAMES, pointDemoMetadata } from "../../src/demo/metadata-setup.ts";
 import type { Anvil } from "../../src/devchain/anvil.ts";
 import { createBlobStore } from "../../src/media/blobs.ts";
-import { createFetcher } from "../../src/metadata/fetch.ts";
-import { parseAllowList } from "../../src/metadata/ssrf.ts";
-import { runMetadataWorker } from "../../src/metadata/worker.ts";
 import {
   EMPTY_OUTCOME,
   queueTokens,
@@ -33,9 +28,11 @@ import {
 } from "../../src/store/tables/metadata.ts";
 import { rankDueCollections } from "../../src/store/tables/rarity.ts";
 import { type ApiClient, createApiFixtureOn } from "../support/api-client.ts";
+import { rawRpc } from "../support/chain-fixture.ts";
 import { createTestDatabase, stopTestServer, type TestDatabase } from "../support/database.ts";
 import { startHistoryChain } from "../support/histories.ts";
 import { indexUntil } from "../support/indexing.ts";
+import { drainMetadataQueue } from "../support/metadata-worker.ts";
 
 const CHAIN_ID = 31337;
 const RECORDED = fileURLToPath(
@@ -56,54 +53,19 @@ const hex = (address: string) => Buffer.from(address.slice(2), "hex");
 const byteOrder = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
 
 async function indexToHead(): Promise<void> {
-  const head = Number(
-    await fetch(anvil.url, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_blockNumber", params: [] }),
-    })
-      .then((r) => r.json())
-      .then((b) => (b as { result: string }).result),
-  );
+  const head = Number(await rawRpc<string>(anvil.url, "eth_blockNumber", []));
   await indexUntil({ sql: db.sql, rpcUrl: anvil.url, chainId: CHAIN_ID, untilBlock: head });
 }
 
-/** Runs the worker (ranking as it goes) until nothing is due within half an hour. */
-async function drainQueue(): Promise<void> {
-  const client = createChainClient({ url: anvil.url });
-  const stop = new AbortController();
-  const worker = runMetadataWorker(
-    {
-      sql: db.sql,
-      chainId: CHAIN_ID,
-      client,
-      fetcher: createFetcher({
-        allow: parseAllowList([`127.0.0.1:${server.port}`]),
-        limits: { timeoutMs: 5_000 },
-      }),
-      gateways: { ipfs: server.ipfsGateway, arweave: server.arweaveGateway },
-      logger: silentLogger(),
-      idleMs: 50,
-      ranking: NOW_RANKED,
-      rankEveryMs: 50,
-    },
-    stop.signal,
-  );
-  try {
-    const deadline = Date.now() + 60_000;
-    for (;;) {
-      const [left] = await db.sql<{ n: number }[]>`
-        SELECT (SELECT count(*) FROM metadata_queue WHERE due_at < now() + interval '30 minutes')::int
-             + (SELECT count(*) FROM metadata_mint_ranges)::int AS n`;
-      if (left?.n === 0) break;
-      assert.ok(Date.now() < deadline, `${left?.n} tokens still queued after a minute`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  } finally {
-    stop.abort();
-    await worker;
-    await client.close();
-  }
+function drainQueue(): Promise<void> {
+  return drainMetadataQueue({
+    sql: db.sql,
+    chainId: CHAIN_ID,
+    rpcUrl: anvil.url,
+    server,
+    ranked: true,
+    timeoutMs: 60_000,
+  });
 }
 
 // ---------------------------------------------------------------------------------------------

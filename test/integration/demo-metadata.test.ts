@@ -11,8 +11,6 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
-import { createChainClient } from "../../src/chain/client.ts";
-import { silentLogger } from "../../src/core/logger.ts";
 import type { HistorySummary } from "../../src/demo/activity.ts";
 import { type DemoMetadataServer, startDemoMetadataServer } from "../../src/demo/metadata-server.ts";
 import {
@@ -23,13 +21,12 @@ import {
 } from "../../src/demo/metadata-setup.ts";
 import type { Anvil } from "../../src/devchain/anvil.ts";
 import { createBlobStore } from "../../src/media/blobs.ts";
-import { createFetcher } from "../../src/metadata/fetch.ts";
-import { parseAllowList } from "../../src/metadata/ssrf.ts";
-import { runMetadataWorker } from "../../src/metadata/worker.ts";
 import { type ApiClient, createApiFixtureOn } from "../support/api-client.ts";
+import { rawRpc } from "../support/chain-fixture.ts";
 import { createTestDatabase, stopTestServer, type TestDatabase } from "../support/database.ts";
 import { startHistoryChain } from "../support/histories.ts";
 import { indexUntil } from "../support/indexing.ts";
+import { drainMetadataQueue } from "../support/metadata-worker.ts";
 
 const CHAIN_ID = 31337;
 let anvil: Anvil;
@@ -41,53 +38,12 @@ const blobDir = mkdtempSync(join(tmpdir(), "mintlens-demo-blobs-"));
 const blobs = createBlobStore(blobDir);
 
 async function indexToHead(): Promise<void> {
-  const head = Number(
-    await fetch(anvil.url, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_blockNumber", params: [] }),
-    })
-      .then((r) => r.json())
-      .then((b) => (b as { result: string }).result),
-  );
+  const head = Number(await rawRpc<string>(anvil.url, "eth_blockNumber", []));
   await indexUntil({ sql: db.sql, rpcUrl: anvil.url, chainId: CHAIN_ID, untilBlock: head });
 }
 
-/** Runs the worker until nothing is due within half an hour (a refusal is tried again after an hour). */
-async function drainQueue(): Promise<void> {
-  const client = createChainClient({ url: anvil.url });
-  const stop = new AbortController();
-  const worker = runMetadataWorker(
-    {
-      sql: db.sql,
-      chainId: CHAIN_ID,
-      client,
-      fetcher: createFetcher({
-        allow: parseAllowList([`127.0.0.1:${server.port}`]),
-        limits: { timeoutMs: 5_000 },
-      }),
-      gateways: { ipfs: server.ipfsGateway, arweave: server.arweaveGateway },
-      blobs,
-      logger: silentLogger(),
-      idleMs: 50,
-    },
-    stop.signal,
-  );
-  try {
-    const deadline = Date.now() + 120_000;
-    for (;;) {
-      const [left] = await db.sql<{ n: number }[]>`
-        SELECT (SELECT count(*) FROM metadata_queue WHERE due_at < now() + interval '30 minutes')::int
-             + (SELECT count(*) FROM metadata_mint_ranges)::int AS n`;
-      if (left?.n === 0) break;
-      assert.ok(Date.now() < deadline, `${left?.n} tokens still queued after two minutes`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  } finally {
-    stop.abort();
-    await worker;
-    await client.close();
-  }
+function drainQueue(): Promise<void> {
+  return drainMetadataQueue({ sql: db.sql, chainId: CHAIN_ID, rpcUrl: anvil.url, server, blobs });
 }
 
 before(async () => {
