@@ -12,6 +12,7 @@ import { ReflectionService } from "@grpc/reflection";
 import { HealthImplementation, type ServingStatus } from "grpc-health-check";
 import type { Logger } from "../core/logger.ts";
 import { StreamEventsResponseSchema, StreamService } from "../gen/mintlens/v1beta2/stream_pb.ts";
+import type { ProcessMetrics } from "../metrics/process-metrics.ts";
 import { streamBatchMessage } from "../stream/wire.ts";
 import { blockTags, MIN_BLOCK_METADATA, parseMinBlock } from "./block-tags.ts";
 import {
@@ -24,7 +25,6 @@ import {
 } from "./errors.ts";
 import { createFlowGate } from "./flow-gate.ts";
 import type { Guard } from "./guard.ts";
-import type { ApiMetrics } from "./metrics.ts";
 import type { RawScalar } from "./params.ts";
 import { peerHost } from "./remote-address.ts";
 import { PROTO_ROOT } from "./rest.ts";
@@ -35,7 +35,7 @@ export interface GrpcServerOptions {
   chain: string;
   operations: ReadonlyMap<string, Operation>;
   guard: Guard;
-  metrics: ApiMetrics;
+  metrics: ProcessMetrics;
   logger: Logger;
   /** Where the one line per request goes. */
   accessLog: Logger;

@@ -9,6 +9,7 @@ import { join, relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import Fastify, { type FastifyInstance, type FastifyReply } from "fastify";
 import type { Logger } from "../core/logger.ts";
+import type { ProcessMetrics } from "../metrics/process-metrics.ts";
 import type { IndexedBlock } from "../store/read/version.ts";
 import { blockTags, MIN_BLOCK_QUERY, parseMinBlock } from "./block-tags.ts";
 import { addDashboardRoutes } from "./dashboard.ts";
@@ -26,7 +27,6 @@ import { createFlowGate } from "./flow-gate.ts";
 import type { Guard } from "./guard.ts";
 import { DamagedImageError, type ImageServer, ImagesBusyError } from "./images.ts";
 import { fillJsonLinks, LINK_VARY, LINKED_OPERATIONS, requestLinkBase } from "./links.ts";
-import type { ApiMetrics } from "./metrics.ts";
 import type { ChainReadiness } from "./readiness.ts";
 import { type RestRoute, restRequestFields, restRoutes } from "./routes.ts";
 import type { CallContext, Operation } from "./service.ts";
@@ -41,7 +41,7 @@ export interface RestServerOptions {
   chain: string;
   operations: ReadonlyMap<string, Operation>;
   guard: Guard;
-  metrics: ApiMetrics;
+  metrics: ProcessMetrics;
   logger: Logger;
   /** Where the one line per request goes. */
   accessLog: Logger;

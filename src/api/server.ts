@@ -1,13 +1,14 @@
 /**
  * The API of every configured chain: per chain, one service implementation over that chain's
- * data, its own REST listener and its own gRPC listener; and one metrics listener for the process.
+ * data, its own REST listener and its own gRPC listener (the process's metrics listener is src/metrics).
  * The chains' readiness and the image server are shared by every listener.
  */
-import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { FastifyInstance } from "fastify";
+import { listenError } from "../core/listen-errors.ts";
 import type { Logger } from "../core/logger.ts";
 import type { BlobStore } from "../media/blobs.ts";
+import type { ProcessMetrics } from "../metrics/process-metrics.ts";
 import type { Queryable } from "../store/pg/database.ts";
 import { createStreamFollower, type StreamFollower } from "../stream/follower.ts";
 import { createDataVersion, type DataVersion } from "./data-version.ts";
@@ -15,7 +16,6 @@ import { bindGrpc, createGrpcServer, type GrpcServer } from "./grpc.ts";
 import type { Guard } from "./guard.ts";
 import { createImageServer, type ImageServerOptions } from "./images.ts";
 import { fillMessageLinks, LINK_BASE_PLACEHOLDER, LINKED_OPERATIONS } from "./links.ts";
-import type { ApiMetrics } from "./metrics.ts";
 import { createReadiness, DEFAULT_READINESS, judgeChain, type ReadinessPolicy } from "./readiness.ts";
 import { type Answer, createResponseCache } from "./response-cache.ts";
 import { createRestServer } from "./rest.ts";
@@ -50,7 +50,7 @@ export interface ApiOptions {
   host: string;
   tls: { cert: Buffer; key: Buffer };
   guard: Guard;
-  metrics: ApiMetrics;
+  metrics: ProcessMetrics;
   logger: Logger;
   /** Where the one line per request goes; default `logger`. */
   accessLog?: Logger;
@@ -218,9 +218,26 @@ export async function startApi(options: ApiOptions): Promise<RunningApi> {
         stream,
       });
       started.push({ rest, grpc, version, follower });
-      await rest.listen({ host, port: chain.restPort });
+      const hostFlag = "--host";
+      await rest.listen({ host, port: chain.restPort }).catch((error: unknown) => {
+        throw listenError(error, {
+          name: `${chain.name} REST`,
+          host,
+          port: chain.restPort,
+          flags: { port: "--rest-port", host: hostFlag },
+        });
+      });
       const restPort = (rest.server.address() as AddressInfo).port;
-      const grpcPort = await bindGrpc(grpc.server, host, chain.grpcPort, options.tls);
+      const grpcPort = await bindGrpc(grpc.server, host, chain.grpcPort, options.tls).catch(
+        (error: unknown) => {
+          throw listenError(error, {
+            name: `${chain.name} gRPC`,
+            host,
+            port: chain.grpcPort,
+            flags: { port: "--grpc-port", host: hostFlag },
+          });
+        },
+      );
       readiness.subscribe((all) => grpc.setServing(all.get(chain.chainId)?.ready ?? false));
       const shown = host.includes(":") ? `[${host}]` : host;
       served.push({
@@ -264,39 +281,4 @@ function withLinkBase(operations: ReadonlyMap<string, Operation>, base: string):
     });
   }
   return filled;
-}
-
-/**
- * Serves the process's metrics at `/metrics` (Prometheus text format), without a key: bind it to
- * a host only the scraper reaches (the loopback address by default).
- */
-export async function startMetricsServer(
-  metrics: ApiMetrics,
-  host: string,
-  port: number,
-): Promise<{ port: number; server: Server; close(): Promise<void> }> {
-  const server = createServer((request, response) => {
-    if (request.method === "GET" && (request.url === "/metrics" || request.url?.startsWith("/metrics?"))) {
-      metrics.registry.metrics().then(
-        (text) => {
-          response.writeHead(200, { "content-type": metrics.registry.contentType });
-          response.end(text);
-        },
-        () => {
-          response.writeHead(500).end();
-        },
-      );
-      return;
-    }
-    response.writeHead(404, { "content-type": "text/plain" }).end("not found: try /metrics\n");
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(port, host, () => resolve());
-  });
-  return {
-    port: (server.address() as AddressInfo).port,
-    server,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
 }

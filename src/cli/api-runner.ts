@@ -1,7 +1,6 @@
 import type { Command } from "commander";
 import { createGuard } from "../api/guard.ts";
 import { createKeyVerifier } from "../api/key-verifier.ts";
-import { type ApiMetrics, createApiMetrics } from "../api/metrics.ts";
 import { openKeyLimiter } from "../api/rate-limit-store.ts";
 import { type RunningApi, startApi } from "../api/server.ts";
 import { loadTls } from "../api/tls.ts";
@@ -14,6 +13,7 @@ import {
 import type { BlobStoreConfigInput } from "../config/blob-store-config.ts";
 import { createAccessLogger, type Logger } from "../core/logger.ts";
 import type { BlobStore } from "../media/blobs.ts";
+import { createProcessMetrics, type ProcessMetrics } from "../metrics/process-metrics.ts";
 import type { Sql } from "../store/pg/database.ts";
 import { addMetricsOptions, serveMetrics } from "./metrics-listener.ts";
 import { addBlobStoreOptions } from "./open-blob-store.ts";
@@ -115,7 +115,7 @@ export interface ServeOptions {
   logger: Logger;
   lifecycle: Lifecycle;
   /** Shared with the indexers when they run in the same process. */
-  metrics?: ApiMetrics;
+  metrics?: ProcessMetrics;
   /** The image cache, served at `/images/<sha256>`: the one the metadata worker fills. */
   blobs: BlobStore;
   /** Where the listening addresses are told. */
@@ -129,7 +129,7 @@ export interface ServeOptions {
 export async function serveApi(options: ServeOptions): Promise<RunningApi & { certPath: string }> {
   const { api, logger, lifecycle } = options;
   const { say } = options;
-  const metrics = options.metrics ?? createApiMetrics();
+  const metrics = options.metrics ?? createProcessMetrics();
   metrics.watchAbortListeners("shutdown", lifecycle.signal);
   const tls = await loadTls(api.tls, options.dataDir);
   if (tls.generated) say(`generated a self-signed certificate for gRPC: ${tls.certPath}`);

@@ -4,7 +4,6 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { Command } from "commander";
 import { formatUnits } from "viem";
 import { generateKey } from "../api/keys.ts";
-import { createApiMetrics } from "../api/metrics.ts";
 import {
   type ApiConfigInput,
   type ApiPoolConfigInput,
@@ -21,6 +20,7 @@ import { startDemoMetadataServer } from "../demo/metadata-server.ts";
 import { DEMO_METADATA_NAMES, moveGoneMetadata, pointDemoMetadata } from "../demo/metadata-setup.ts";
 import { startAnvil } from "../devchain/anvil.ts";
 import { parseAllowList } from "../metadata/ssrf.ts";
+import { createProcessMetrics } from "../metrics/process-metrics.ts";
 import { collectionSummaries } from "../store/read/summary.ts";
 import { insertApiKey } from "../store/tables/api-keys.ts";
 import { ensureChain } from "../store/tables/chain-state.ts";
@@ -146,7 +146,7 @@ async function runDemo(flags: DemoFlags, lifecycle: Lifecycle, environment: Envi
     pool: indexerPool(config),
   });
   if (signal.aborted) return;
-  const metrics = createApiMetrics();
+  const metrics = createProcessMetrics();
   startMetadataWorkers({
     sql: database.sql,
     chains: config.chains,

@@ -1,11 +1,11 @@
 import type { Command } from "commander";
-import { createApiMetrics } from "../api/metrics.ts";
 import { type Config, ConfigError, parseConfig } from "../config/config.ts";
 import type { Environment } from "../config/environment.ts";
 import { type MetricsListener, parseMetricsListener } from "../config/metrics-config.ts";
 import { parseDatabasePooler, requireDirectDatabase } from "../config/pooler-config.ts";
 import { DEFAULT_STREAM_RETENTION_DAYS } from "../config/stream-config.ts";
 import { createLogger } from "../core/logger.ts";
+import { createProcessMetrics } from "../metrics/process-metrics.ts";
 import type { DelivererSettings } from "../webhooks/deliverer.ts";
 import { createWebhookMetrics } from "../webhooks/metrics.ts";
 import { chainPools, openChainDatabases } from "./chain-databases.ts";
@@ -130,7 +130,7 @@ export async function runIndexCommand(
     withDefault: false,
   });
   if (lifecycle.signal.aborted) return;
-  const metrics = createApiMetrics();
+  const metrics = createProcessMetrics();
   metrics.watchAbortListeners("shutdown", lifecycle.signal);
   if (options.metrics)
     await serveMetrics(metrics, options.metrics, lifecycle, (line) => environment.stderr.write(`${line}\n`));

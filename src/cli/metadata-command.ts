@@ -1,5 +1,4 @@
 import type { Command } from "commander";
-import { createApiMetrics } from "../api/metrics.ts";
 import { ConfigError, parseConfig, parseDatabaseConfig } from "../config/config.ts";
 import type { Environment } from "../config/environment.ts";
 import { parseMetricsListener } from "../config/metrics-config.ts";
@@ -7,6 +6,7 @@ import { parseDatabasePooler, requireDirectDatabase } from "../config/pooler-con
 import { UserFacingError } from "../core/errors.ts";
 import type { Address } from "../core/hex.ts";
 import { createLogger } from "../core/logger.ts";
+import { createProcessMetrics } from "../metrics/process-metrics.ts";
 import { queueCollection, queueTokens } from "../store/tables/metadata.ts";
 import { openChainDatabases } from "./chain-databases.ts";
 import { addCommonOptions } from "./index-command.ts";
@@ -55,7 +55,7 @@ export function registerMetadataCommand(
         { schema: "check", pool: COMMAND_POOL, withDefault: false },
       );
       if (lifecycle.signal.aborted) return;
-      const metrics = createApiMetrics();
+      const metrics = createProcessMetrics();
       metrics.watchAbortListeners("shutdown", lifecycle.signal);
       await serveMetrics(metrics, listener, lifecycle, (line) => environment.stderr.write(`${line}\n`));
       for (const group of databases.groups) {

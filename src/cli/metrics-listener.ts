@@ -1,7 +1,7 @@
 import type { Command } from "commander";
-import type { ApiMetrics } from "../api/metrics.ts";
-import { startMetricsServer } from "../api/server.ts";
 import type { MetricsListener } from "../config/metrics-config.ts";
+import type { ProcessMetrics } from "../metrics/process-metrics.ts";
+import { startMetricsServer } from "../metrics/server.ts";
 import type { Lifecycle } from "./shutdown.ts";
 
 /** `--metrics-port` and `--metrics-host`; `portDefault` tells the default in the help. */
@@ -19,7 +19,7 @@ export function addMetricsOptions(command: Command, portDefault: string): Comman
 
 /** Serves `metrics` at `/metrics` until `lifecycle` ends, and says where; nothing when the port is off. */
 export async function serveMetrics(
-  metrics: ApiMetrics,
+  metrics: ProcessMetrics,
   listener: MetricsListener,
   lifecycle: Lifecycle,
   say: (line: string) => void,

@@ -1,10 +1,10 @@
 import type { Command } from "commander";
-import { createApiMetrics } from "../api/metrics.ts";
 import { parseApiConfig, parseApiPoolConfig } from "../config/api-config.ts";
 import { ConfigError, parseConfig } from "../config/config.ts";
 import { checkReadUrls, parseDatabaseUrls } from "../config/database-urls.ts";
 import type { Environment } from "../config/environment.ts";
 import { parseDatabasePooler, requireDirectDatabase } from "../config/pooler-config.ts";
+import { createProcessMetrics } from "../metrics/process-metrics.ts";
 import { ensureChain } from "../store/tables/chain-state.ts";
 import { createWebhookMetrics } from "../webhooks/metrics.ts";
 import { addApiOptions, serveApi } from "./api-runner.ts";
@@ -84,7 +84,7 @@ export function registerStartCommand(program: Command, lifecycle: Lifecycle, env
         apiPool(pool),
       );
       if (lifecycle.signal.aborted) return;
-      const metrics = createApiMetrics();
+      const metrics = createProcessMetrics();
       await serveApi({
         sql: apiPools.sql,
         chains: config.chains.map((chain) => ({ ...chain, sql: apiPools.chainSql.get(chain.name) })),

@@ -11,8 +11,8 @@ import { pino } from "pino";
 import { createGuard, type GuardOptions } from "../../src/api/guard.ts";
 import { createKeyVerifier, type KeyVerifier } from "../../src/api/key-verifier.ts";
 import { generateKey } from "../../src/api/keys.ts";
-import { createApiMetrics } from "../../src/api/metrics.ts";
 import { type RunningApi, startApi } from "../../src/api/server.ts";
+import { createProcessMetrics } from "../../src/metrics/process-metrics.ts";
 import { API_CHAIN_ID, type ApiFixture, startApiFixture } from "../support/api-fixture.ts";
 import { type CountingSql, countingSql } from "../support/counting-sql.ts";
 import { grpcCaller } from "../support/grpc-client.ts";
@@ -41,7 +41,7 @@ async function guardedApi(options: Omit<GuardOptions, "keys">): Promise<Guarded>
     host: "127.0.0.1",
     tls: f.tls,
     guard: createGuard({ keys, ...options }),
-    metrics: createApiMetrics(),
+    metrics: createProcessMetrics(),
     logger: pino({ level: "silent" }),
   });
   const served = api.chains[0];

@@ -14,9 +14,10 @@ import { protoPath as healthProtoPath } from "grpc-health-check";
 import { pino } from "pino";
 import { answerCost, BYTES_PER_POINT, createGuard } from "../../src/api/guard.ts";
 import { createKeyVerifier, type KeyVerifier } from "../../src/api/key-verifier.ts";
-import { createApiMetrics } from "../../src/api/metrics.ts";
 import { OPENAPI_PATH } from "../../src/api/rest.ts";
-import { type RunningApi, startApi, startMetricsServer } from "../../src/api/server.ts";
+import { type RunningApi, startApi } from "../../src/api/server.ts";
+import { createProcessMetrics } from "../../src/metrics/process-metrics.ts";
+import { startMetricsServer } from "../../src/metrics/server.ts";
 import { revokeApiKey } from "../../src/store/tables/api-keys.ts";
 import { API_CHAIN_ID, type ApiFixture, startApiFixture } from "../support/api-fixture.ts";
 
@@ -141,7 +142,7 @@ describe("keys", () => {
 describe("rate limit, metrics and logs", () => {
   let limited: RunningApi;
   const lines: Record<string, unknown>[] = [];
-  const metrics = createApiMetrics();
+  const metrics = createProcessMetrics();
   let limitedKeys: KeyVerifier;
   /** A key of its own, known to the limited server's table at once. */
   const limitedKey = async (user: string) => {
@@ -292,7 +293,7 @@ describe("the rate limit: a token bucket, weighed by the size of each answer", (
         burst: BURST,
         failedAuthenticationsPerMinute: 0,
       }),
-      metrics: createApiMetrics(),
+      metrics: createProcessMetrics(),
       logger: pino({ level: "silent" }),
     });
   });
@@ -496,7 +497,7 @@ describe("errors", () => {
       guard: {
         admit: async () => ({ userName: "u", keyId: "k", charge: () => {}, acquire: async () => {} }),
       },
-      metrics: createApiMetrics(),
+      metrics: createProcessMetrics(),
       logger: pino({ level: "silent" }),
     });
     try {

@@ -10,11 +10,11 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
-import { createApiMetrics } from "../../src/api/metrics.ts";
 import { type RunningApi, startApi } from "../../src/api/server.ts";
 import { loadTls } from "../../src/api/tls.ts";
 import { silentLogger } from "../../src/core/logger.ts";
 import { type BlobStore, createBlobStore } from "../../src/media/blobs.ts";
+import { createProcessMetrics } from "../../src/metrics/process-metrics.ts";
 import { createTestDatabase, stopTestServer, type TestDatabase } from "../support/database.ts";
 
 const MAX_READS = 4;
@@ -51,7 +51,7 @@ before(async () => {
     host: "127.0.0.1",
     tls: await loadTls(undefined, join(dir, "tls")),
     guard: { admit: () => Promise.reject(new Error("images need no key")) },
-    metrics: createApiMetrics(),
+    metrics: createProcessMetrics(),
     logger: silentLogger(),
     blobs: counting,
     images: { maxReads: MAX_READS },

@@ -9,9 +9,9 @@ import { request } from "node:http";
 import { after, before, describe, test } from "node:test";
 import { createGuard } from "../../src/api/guard.ts";
 import { createKeyVerifier } from "../../src/api/key-verifier.ts";
-import { createApiMetrics } from "../../src/api/metrics.ts";
 import { type RunningApi, startApi } from "../../src/api/server.ts";
 import { silentLogger } from "../../src/core/logger.ts";
+import { createProcessMetrics } from "../../src/metrics/process-metrics.ts";
 import { API_CHAIN_ID, type ApiFixture, startApiFixture } from "../support/api-fixture.ts";
 import { grpcCaller } from "../support/grpc-client.ts";
 
@@ -143,7 +143,7 @@ describe("with a public URL", () => {
         pointsPerSecond: 0,
         failedAuthenticationsPerMinute: 0,
       }),
-      metrics: createApiMetrics(),
+      metrics: createProcessMetrics(),
       logger: silentLogger(),
     });
   });

@@ -12,10 +12,10 @@ import { loadSync } from "@grpc/proto-loader";
 import { protoPath as healthProtoPath } from "grpc-health-check";
 import { createGuard } from "../../src/api/guard.ts";
 import { createKeyVerifier } from "../../src/api/key-verifier.ts";
-import { createApiMetrics } from "../../src/api/metrics.ts";
 import type { ReadinessPolicy } from "../../src/api/readiness.ts";
 import { type RunningApi, startApi } from "../../src/api/server.ts";
 import { silentLogger } from "../../src/core/logger.ts";
+import { createProcessMetrics } from "../../src/metrics/process-metrics.ts";
 import type { Queryable } from "../../src/store/pg/database.ts";
 import { API_CHAIN_ID, type ApiFixture, startApiFixture } from "../support/api-fixture.ts";
 import { indexUntil } from "../support/indexing.ts";
@@ -51,7 +51,7 @@ async function serve(policy: Partial<ReadinessPolicy>, sql: Queryable = f.sql): 
       pointsPerSecond: 0,
       failedAuthenticationsPerMinute: 0,
     }),
-    metrics: createApiMetrics(),
+    metrics: createProcessMetrics(),
     logger: silentLogger(),
     readinessMaxAgeMs: 100,
   });
@@ -150,7 +150,7 @@ describe("readiness", () => {
         pointsPerSecond: 0,
         failedAuthenticationsPerMinute: 0,
       }),
-      metrics: createApiMetrics(),
+      metrics: createProcessMetrics(),
       logger: silentLogger(),
     });
     apis.push(api);

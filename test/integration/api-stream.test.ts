@@ -13,11 +13,11 @@ import { setTimeout as sleep } from "node:timers/promises";
 import * as grpc from "@grpc/grpc-js";
 import { createGuard } from "../../src/api/guard.ts";
 import { createKeyVerifier } from "../../src/api/key-verifier.ts";
-import { createApiMetrics } from "../../src/api/metrics.ts";
 import { startApi } from "../../src/api/server.ts";
 import { silentLogger } from "../../src/core/logger.ts";
 import { endOfRow, type StreamEvent } from "../../src/core/stream-events.ts";
 import { runLiveActivity } from "../../src/demo/live.ts";
+import { createProcessMetrics } from "../../src/metrics/process-metrics.ts";
 import { readStreamEvents, type StreamQuery } from "../../src/store/read/stream-events.ts";
 import { API_CHAIN_ID, type ApiFixture, startApiFixture } from "../support/api-fixture.ts";
 import { startCommand } from "../support/cli.ts";
@@ -355,7 +355,7 @@ describe("slow consumers and shutdown", () => {
         host: "127.0.0.1",
         tls: f.tls,
         guard: createGuard({ keys, pointsPerSecond: 0 }),
-        metrics: createApiMetrics(),
+        metrics: createProcessMetrics(),
         logger: silentLogger(),
         streams: { heartbeatMs: HEARTBEAT_MS },
       });

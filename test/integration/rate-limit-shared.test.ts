@@ -14,11 +14,11 @@ import { Redis } from "ioredis";
 import { createGuard } from "../../src/api/guard.ts";
 import { createKeyVerifier } from "../../src/api/key-verifier.ts";
 import { generateKey } from "../../src/api/keys.ts";
-import { type ApiMetrics, createApiMetrics } from "../../src/api/metrics.ts";
 import { openKeyLimiter, type RateLimitStore } from "../../src/api/rate-limit-store.ts";
 import { type RunningApi, startApi } from "../../src/api/server.ts";
 import { loadTls, type TlsMaterial } from "../../src/api/tls.ts";
 import { silentLogger } from "../../src/core/logger.ts";
+import { createProcessMetrics, type ProcessMetrics } from "../../src/metrics/process-metrics.ts";
 import { insertApiKey } from "../../src/store/tables/api-keys.ts";
 import { runCommand, startCommand } from "../support/cli.ts";
 import { createTestDatabase, stopTestServer, type TestDatabase } from "../support/database.ts";
@@ -50,13 +50,13 @@ let key: string;
 interface Server {
   api: RunningApi;
   url: string;
-  metrics: ApiMetrics;
+  metrics: ProcessMetrics;
   warnings: () => string[];
   close(): Promise<void>;
 }
 
 async function startServer(store: RateLimitStore): Promise<Server> {
-  const metrics = createApiMetrics();
+  const metrics = createProcessMetrics();
   const captured = capturingLogger();
   const keys = createKeyVerifier({ sql: db.sql });
   await keys.refresh();

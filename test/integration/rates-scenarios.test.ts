@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { type Abi, encodeFunctionData, type TransactionReceipt } from "viem";
-import { createApiMetrics } from "../../src/api/metrics.ts";
 import type { Address, Hex } from "../../src/core/hex.ts";
 import { type Anvil, startAnvil } from "../../src/devchain/anvil.ts";
 import { type ContractName, loadArtifact, runtimeCode } from "../../src/devchain/artifacts.ts";
@@ -13,6 +12,7 @@ import {
   sendContractTx,
   waitForReceipt,
 } from "../../src/devchain/deploy.ts";
+import { createProcessMetrics } from "../../src/metrics/process-metrics.ts";
 import { defaultNativePegged, defaultPools, defaultUsdTokens } from "../../src/rates/pools.ts";
 import { createTestDatabase, stopTestServer, type TestDatabase } from "../support/database.ts";
 import { indexUntil } from "../support/indexing.ts";
@@ -373,7 +373,7 @@ describe("presets chosen by chain id", () => {
     });
 
     const { logger, entries } = capturingLogger();
-    const metrics = createApiMetrics();
+    const metrics = createProcessMetrics();
     await indexUntil({
       sql: db.sql,
       rpcUrl: anvil.url,

@@ -14,7 +14,6 @@ import type { FastifyInstance } from "fastify";
 import { pino } from "pino";
 import type { Guard } from "../../src/api/guard.ts";
 import { createImageServer } from "../../src/api/images.ts";
-import { createApiMetrics } from "../../src/api/metrics.ts";
 import { DEFAULT_READINESS, judgeChain } from "../../src/api/readiness.ts";
 import { createRestServer } from "../../src/api/rest.ts";
 import { openBlobStore } from "../../src/cli/open-blob-store.ts";
@@ -29,6 +28,7 @@ import {
   type S3BlobStore,
   type S3BlobStoreOptions,
 } from "../../src/media/blobs-s3.ts";
+import { createProcessMetrics } from "../../src/metrics/process-metrics.ts";
 import { closedPort, S3_CREDENTIALS, type S3TestServer, startS3Server } from "../support/s3-server.ts";
 
 const PNG = Buffer.concat([
@@ -257,7 +257,7 @@ describe("the REST route /images/<sha256> over an S3 store", () => {
       chain: "test",
       operations: new Map(),
       guard,
-      metrics: createApiMetrics(),
+      metrics: createProcessMetrics(),
       logger,
       accessLog: silentLogger(),
       readiness: async () => judgeChain({ name: "test", chainId: 1, policy: DEFAULT_READINESS }, undefined),

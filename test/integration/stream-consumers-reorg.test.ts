@@ -14,13 +14,13 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { createGuard } from "../../src/api/guard.ts";
 import { createKeyVerifier } from "../../src/api/key-verifier.ts";
 import { generateKey } from "../../src/api/keys.ts";
-import { createApiMetrics } from "../../src/api/metrics.ts";
 import { type RunningApi, startApi } from "../../src/api/server.ts";
 import { loadTls, type TlsMaterial } from "../../src/api/tls.ts";
 import { silentLogger } from "../../src/core/logger.ts";
 import type { StreamEvent } from "../../src/core/stream-events.ts";
 import { historyGenesisTimestamp } from "../../src/demo/history.ts";
 import { type Anvil, startAnvil } from "../../src/devchain/anvil.ts";
+import { createProcessMetrics } from "../../src/metrics/process-metrics.ts";
 import { readStreamEvents } from "../../src/store/read/stream-events.ts";
 import { insertApiKey } from "../../src/store/tables/api-keys.ts";
 import { createTestDatabase, stopTestServer, type TestDatabase } from "../support/database.ts";
@@ -54,7 +54,7 @@ before(async () => {
     host: "127.0.0.1",
     tls,
     guard: createGuard({ keys, pointsPerSecond: 0 }),
-    metrics: createApiMetrics(),
+    metrics: createProcessMetrics(),
     logger: silentLogger(),
     streams: { heartbeatMs: 500 },
   });

@@ -8,11 +8,11 @@ import { join } from "node:path";
 import { createGuard } from "../../src/api/guard.ts";
 import { createKeyVerifier } from "../../src/api/key-verifier.ts";
 import { generateKey } from "../../src/api/keys.ts";
-import { createApiMetrics } from "../../src/api/metrics.ts";
 import { startApi } from "../../src/api/server.ts";
 import { loadTls } from "../../src/api/tls.ts";
 import { silentLogger } from "../../src/core/logger.ts";
 import type { BlobStore } from "../../src/media/blobs.ts";
+import { createProcessMetrics } from "../../src/metrics/process-metrics.ts";
 import type { Sql } from "../../src/store/pg/database.ts";
 import { insertApiKey } from "../../src/store/tables/api-keys.ts";
 import { type GrpcCall, grpcCaller } from "./grpc-client.ts";
@@ -40,7 +40,7 @@ export async function createApiFixtureOn(sql: Sql, chainId: number, blobs?: Blob
       pointsPerSecond: 0,
       failedAuthenticationsPerMinute: 0,
     }),
-    metrics: createApiMetrics(),
+    metrics: createProcessMetrics(),
     logger: silentLogger(),
     versionPollMs: 100,
     ...(blobs ? { blobs } : {}),

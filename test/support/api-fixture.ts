@@ -10,13 +10,13 @@ import { join } from "node:path";
 import { createGuard } from "../../src/api/guard.ts";
 import { createKeyVerifier } from "../../src/api/key-verifier.ts";
 import { generateKey } from "../../src/api/keys.ts";
-import { createApiMetrics } from "../../src/api/metrics.ts";
 import { type RunningApi, type StreamOptions, startApi } from "../../src/api/server.ts";
 import { loadTls, type TlsMaterial } from "../../src/api/tls.ts";
 import { silentLogger } from "../../src/core/logger.ts";
 import type { HistorySummary } from "../../src/demo/activity.ts";
 import type { Anvil } from "../../src/devchain/anvil.ts";
 import type { BlobStore } from "../../src/media/blobs.ts";
+import { createProcessMetrics } from "../../src/metrics/process-metrics.ts";
 import { connectDatabase, type Sql } from "../../src/store/pg/database.ts";
 import { insertApiKey } from "../../src/store/tables/api-keys.ts";
 import { createTestDatabase, stopTestServer, type TestDatabase } from "./database.ts";
@@ -145,7 +145,7 @@ export async function startApiFixture(options: ApiFixtureOptions): Promise<ApiFi
       host: "127.0.0.1",
       tls,
       guard: another.sql === undefined ? guard : await guardOver(another.sql),
-      metrics: createApiMetrics(),
+      metrics: createProcessMetrics(),
       logger: silentLogger(),
       versionPollMs: another.versionPollMs ?? options.versionPollMs ?? 200,
       ...(another.minBlockWaitMs === undefined ? {} : { minBlockWaitMs: another.minBlockWaitMs }),

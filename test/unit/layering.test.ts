@@ -37,7 +37,9 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   stream: ["core", "store", "gen"],
   // Webhook deliveries of the stream, to targets checked by the metadata fetcher's address rules.
   webhooks: ["core", "store", "gen", "stream", "metadata"],
-  api: ["core", "store", "media", "gen", "stream"],
+  // The process's Prometheus registry and its listener, shared by every command that runs.
+  metrics: ["core"],
+  api: ["core", "store", "media", "gen", "stream", "metrics"],
   devchain: ["core", "config"],
   demo: ["core", "devchain", "chain"],
   // Where things are wired together. Nothing else imports cli or api.
@@ -57,6 +59,7 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
     "api",
     "stream",
     "webhooks",
+    "metrics",
     "devchain",
     "demo",
   ],

@@ -15,11 +15,11 @@ import {
   type Sample,
   sampleOf,
 } from "../../scripts/bench-soak/series.ts";
-import { createApiMetrics } from "../../src/api/metrics.ts";
+import { createProcessMetrics } from "../../src/metrics/process-metrics.ts";
 
 describe("soak series", () => {
   test("a scrape of the process's registry holds every judged series, summed over its labels", async () => {
-    const metrics = createApiMetrics();
+    const metrics = createProcessMetrics();
     const shutdown = new AbortController();
     const worker = new AbortController();
     metrics.watchAbortListeners("shutdown", shutdown.signal);

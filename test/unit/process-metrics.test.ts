@@ -4,9 +4,9 @@
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { createApiMetrics } from "../../src/api/metrics.ts";
+import { createProcessMetrics } from "../../src/metrics/process-metrics.ts";
 
-async function listeners(metrics: ReturnType<typeof createApiMetrics>): Promise<Record<string, number>> {
+async function listeners(metrics: ReturnType<typeof createProcessMetrics>): Promise<Record<string, number>> {
   const metric = await metrics.registry.getSingleMetric("mintlens_abort_listeners")?.get();
   assert.ok(metric, "mintlens_abort_listeners is registered");
   return Object.fromEntries(metric.values.map((v) => [String(v.labels.signal), v.value]));
@@ -14,7 +14,7 @@ async function listeners(metrics: ReturnType<typeof createApiMetrics>): Promise<
 
 describe("mintlens_abort_listeners", () => {
   test("counts each watched signal's listeners at every scrape, by name", async () => {
-    const metrics = createApiMetrics();
+    const metrics = createProcessMetrics();
     const shutdown = new AbortController();
     const stop = new AbortController();
     const worker = AbortSignal.any([shutdown.signal, stop.signal]);
@@ -32,7 +32,7 @@ describe("mintlens_abort_listeners", () => {
   });
 
   test("a wait that forgets its listener climbs by one per wait; one that removes it stays flat", async () => {
-    const metrics = createApiMetrics();
+    const metrics = createProcessMetrics();
     const leaky = new AbortController();
     const tidy = new AbortController();
     metrics.watchAbortListeners("leaky", leaky.signal);

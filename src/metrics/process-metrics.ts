@@ -1,5 +1,6 @@
 /**
- * The API's and the indexers' Prometheus metrics, in one registry per process: request counts and
+ * A process's Prometheus metrics, in one registry whichever parts it runs (API, indexers, metadata
+ * workers; the webhook deliverers add theirs to it): request counts and
  * latencies per chain, protocol, operation and status; indexed height and lag per chain; preset
  * rate sources left out per chain; tokens whose metadata the worker looked for, by outcome; the
  * abort listeners on the signals the process's parts stop by; whether the shared rate limit store
@@ -8,7 +9,7 @@
 import { getEventListeners } from "node:events";
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 
-export interface ApiMetrics {
+export interface ProcessMetrics {
   registry: Registry;
   /** Records one answered request. `status` is the gRPC code name (`OK`, `INVALID_ARGUMENT`, …). */
   observeRequest(
@@ -32,7 +33,7 @@ export interface ApiMetrics {
   countRateLimitFallback(store: string): void;
 }
 
-export function createApiMetrics(): ApiMetrics {
+export function createProcessMetrics(): ProcessMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: "mintlens_" });
   const requests = new Counter({
