@@ -79,22 +79,10 @@ describe("a listener that cannot bind", () => {
   }
 
   test("an address this machine does not have is named with the flag that moves it", async () => {
-    const { code, stderr } = await runCommand([
-      "serve",
-      "--database-url",
-      db.url,
-      "--data-dir",
-      dataDir,
-      "--rest-port",
-      "0",
-      "--grpc-port",
-      "0",
-      "--metrics-port",
-      "0",
-      "--metrics-host",
+    const { code, stderr } = await runCommand(
       // TEST-NET-1: reserved for documentation, never an address of this machine.
-      "192.0.2.1",
-    ]);
+      serve(["--rest-port", "0", "--grpc-port", "0", "--metrics-port", "0", "--metrics-host", "192.0.2.1"]),
+    );
     assert.equal(code, 1, stderr);
     assert.deepEqual(messages(stderr), [
       "mintlens: metrics listener: 192.0.2.1:0 is not an address of this machine; choose another with --metrics-host",
