@@ -164,6 +164,11 @@ export interface StreamRow {
    * was taken back, and on a retraction. Undefined on a row still standing.
    */
   rollbackPeak: number | undefined;
+  /**
+   * A trade's collection is judged spam when the row is read (not when it was written: a verdict
+   * comes later), so its events carry `LABEL_SPAM` as the transfers list's rows do.
+   */
+  spam?: boolean;
 }
 
 export function cursorOf(id: bigint, position: number): bigint {
@@ -263,7 +268,7 @@ function saleEvent(place: EventPlace, row: StreamRow, trade: StoredTrade): SaleE
       amount: BigInt(p.amount),
       nativeValue: p.nativeValue === null ? undefined : BigInt(p.nativeValue),
     })),
-    labels: transferLabels({ from: row.from, to: row.to, trades: [facts] }),
+    labels: transferLabels({ from: row.from, to: row.to, trades: [facts], spam: row.spam === true }),
   };
 }
 

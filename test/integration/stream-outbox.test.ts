@@ -10,12 +10,15 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { silentLogger } from "../../src/core/logger.ts";
+import type { SaleContent, StreamEvent } from "../../src/core/stream-events.ts";
 import { historyGenesisTimestamp } from "../../src/demo/activity.ts";
 import { type Anvil, startAnvil } from "../../src/devchain/anvil.ts";
 import { pruneStreamPass, runStreamRetention } from "../../src/indexer/stream-retention.ts";
 import type { Sql } from "../../src/store/pg/database.ts";
+import { listNftTransfers } from "../../src/store/read/nft-transfers.ts";
 import { readStreamEvents, StreamCursorError } from "../../src/store/read/stream-events.ts";
 import type { SaleRow } from "../../src/store/tables/sales.ts";
+import { clearSpamOverride, setSpamOverride } from "../../src/store/tables/spam-overrides.ts";
 import { encodeStreamTrades, pruneStream, streamStatements } from "../../src/store/tables/stream-events.ts";
 import { createTestDatabase, stopTestServer, type TestDatabase } from "../support/database.ts";
 import { indexUntil, nextIndexedBlock } from "../support/indexing.ts";
@@ -174,7 +177,7 @@ describe("the outbox on a reorganising chain", () => {
   });
 
   test("a read with filters gives exactly the matching events of a full read, in pages", async () => {
-    const all: import("../../src/core/stream-events.ts").StreamEvent[] = [];
+    const all: StreamEvent[] = [];
     let cursor = 0n;
     for (let i = 0; i < 10_000; i++) {
       const page = await readStreamEvents(db.sql, CHAIN_ID, { after: cursor, limit: 1000 });
@@ -206,6 +209,67 @@ describe("the outbox on a reorganising chain", () => {
     });
     assert.ok(expected.length > 3);
     assert.deepEqual(filtered, expected);
+  });
+
+  test("a trade of a collection judged spam carries LABEL_SPAM when read, as the transfers list's row does", async () => {
+    const readAll = async () => {
+      const events: StreamEvent[] = [];
+      let cursor = 0n;
+      for (let i = 0; i < 10_000; i++) {
+        const page = await readStreamEvents(db.sql, CHAIN_ID, { after: cursor, limit: 1000 });
+        events.push(...page.events);
+        if (page.next === cursor) break;
+        cursor = page.next;
+      }
+      return events;
+    };
+    const saleOf = (e: StreamEvent): SaleContent | undefined =>
+      e.kind === "sale"
+        ? e
+        : e.kind === "verdict"
+          ? e.sale
+          : e.kind === "retraction"
+            ? saleOf(e.retracted)
+            : undefined;
+    const before = await readAll();
+    const sale = before.find((e) => e.kind === "sale");
+    assert.ok(sale?.kind === "sale");
+    assert.ok(
+      before.every((e) => !saleOf(e)?.labels.includes("LABEL_SPAM")),
+      "no collection is judged spam yet",
+    );
+    await setSpamOverride(db.sql, CHAIN_ID, sale.contract, true, "test");
+    try {
+      const after = await readAll();
+      assert.equal(after.length, before.length);
+      for (const [i, event] of after.entries()) {
+        const was = saleOf(before[i] as StreamEvent);
+        const now = saleOf(event);
+        if (was === undefined || now === undefined) {
+          assert.deepEqual(event, before[i], "an event without a trade is as it was");
+          continue;
+        }
+        const spam: boolean = now.contract === sale.contract;
+        assert.equal(now.labels.includes("LABEL_SPAM"), spam, `${now.contract}: ${now.labels}`);
+        assert.deepEqual(
+          now.labels.filter((l) => l !== "LABEL_SPAM"),
+          was.labels,
+          "the other labels are the trade's own",
+        );
+      }
+      // The transfers list's rows of the same collection say the same.
+      const listed = await listNftTransfers(db.sql, CHAIN_ID, {
+        contract: sale.contract,
+        limit: 5,
+        offset: 0,
+        direction: "desc",
+        labels: [],
+      });
+      assert.ok(listed.length > 0 && listed.every((r) => r.spam));
+    } finally {
+      await clearSpamOverride(db.sql, CHAIN_ID, sale.contract);
+    }
+    assert.deepEqual(await readAll(), before, "the override gone, the label goes with it");
   });
 
   test("retention prunes the oldest rows in bounded batches; a pruned cursor is refused with the cursor to resume from", async () => {

@@ -126,7 +126,13 @@ export function streamEventsQuery(sql: Queryable, chainId: number, query: Stream
           STREAM_COLUMNS.split(", ")
             .map((c) => `e.${c}`)
             .join(", "),
-        )}
+        )},
+               -- A trade's collection as the transfers list judges it now: an operator's override,
+               -- else the computed verdict, else not spam. Looked up for the rows sent alone.
+               CASE WHEN e.trade IS NOT NULL THEN COALESCE(
+                 (SELECT o.is_spam FROM spam_overrides o WHERE o.chain_id = ${chainId} AND o.contract = e.contract),
+                 (SELECT v.is_spam FROM spam_verdicts v WHERE v.chain_id = ${chainId} AND v.contract = e.contract),
+                 false) END AS spam
         FROM stream_events e
         WHERE e.chain_id = ${chainId} AND e.id BETWEEN ${from.toString()}::bigint AND ${to.toString()}::bigint ${match}
         ORDER BY e.id LIMIT ${query.limit}) e ON true`;

@@ -280,6 +280,8 @@ export interface StoredStreamRow {
   trade: StoredTrade | null;
   retracts: string | null;
   rollback_peak: string | null;
+  /** A trade row's collection is judged spam, as a read finds it; absent where not read. */
+  spam?: boolean | null;
 }
 
 export function streamRowOf(r: StoredStreamRow): StreamRow {
@@ -299,6 +301,7 @@ export function streamRowOf(r: StoredStreamRow): StreamRow {
     trade: r.trade ?? undefined,
     retracts: r.retracts === null ? undefined : BigInt(r.retracts),
     rollbackPeak: r.rollback_peak === null ? undefined : Number(r.rollback_peak),
+    ...(r.spam ? { spam: true } : {}),
   };
 }
 
