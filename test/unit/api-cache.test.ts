@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { create } from "@bufbuild/protobuf";
-import { answer, createResponseCache } from "../../src/api/response-cache.ts";
+import { answer, cachedSize, createResponseCache } from "../../src/api/response-cache.ts";
 import { OwnerSchema } from "../../src/gen/mintlens/v1beta2/collections_pb.ts";
 
 const owner = (n: number) =>
@@ -31,11 +31,16 @@ test("an answer is read once per key; concurrent askers share the read; errors a
   assert.equal((await cache.get("v2|bad", read)).json().toString().includes('"3"'), true);
 });
 
-test("the cache holds at most its bytes, and 0 turns it off", async () => {
-  const small = createResponseCache(400);
+test("the cache holds at most its bytes, each answer counted as the memory it holds, and 0 turns it off", async () => {
+  const one = cachedSize("k10", owner(1));
+  // An entry's overhead and its message count beside the JSON's 62 bytes.
+  assert.ok(one > 2_048 + 62 * 2, `${one} bytes`);
+  const small = createResponseCache(one * 10);
   let reads = 0;
   const read = async () => owner(++reads);
   for (let i = 0; i < 20; i++) await small.get(`k${i}`, read);
+  await small.get("k19", read);
+  assert.equal(reads, 20, "the newest answer is kept");
   await small.get("k0", read);
   assert.equal(reads, 21, "the oldest answers were let go");
   const off = createResponseCache(0);
