@@ -6,7 +6,14 @@
 import type { Address } from "../core/hex.ts";
 import type { StreamEventKind, StreamFilter } from "../core/stream-events.ts";
 import { InvalidArgumentError } from "./errors.ts";
-import { type EnumSpec, optionalEnum, parseAddress, type RawScalar, requiredEnum } from "./params.ts";
+import {
+  type EnumSpec,
+  optionalEnum,
+  parseAddress,
+  parseBoolean,
+  type RawScalar,
+  requiredEnum,
+} from "./params.ts";
 import type { RequestFields } from "./service.ts";
 
 export const STREAM_EVENT_KIND: EnumSpec<
@@ -104,11 +111,13 @@ export function parseStreamRequest(fields: RequestFields): StreamRequest {
     confirmations = Number(text);
   }
   if (mode === "STREAM_MODE_CONFIRMED") confirmations ??= DEFAULT_STREAM_CONFIRMATIONS;
+  const excludeSpam = parseBoolean(single(fields, "exclude_spam"), "exclude_spam");
   return {
     filter: {
       kinds: [...kinds],
       contracts,
       addresses: parties,
+      ...(excludeSpam ? { excludeSpam } : {}),
     },
     after,
     confirmations,

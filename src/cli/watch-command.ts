@@ -24,6 +24,7 @@ interface WatchFlags {
   addressFilter?: string[];
   after: string;
   confirmations?: string;
+  excludeSpam?: boolean;
   symbol: string;
   json?: boolean;
 }
@@ -137,6 +138,7 @@ export function registerWatchCommand(program: Command, environment: Environment,
     )
     .option("--after <cursor>", "start after this cursor, or now", "now")
     .option("--confirmations <n>", "only events this many blocks below the indexed head (confirmed mode)")
+    .option("--exclude-spam", "leave out the events of collections judged spam")
     .option("--symbol <symbol>", "the native coin's symbol, for prices", "ETH")
     .option("--json", "print each event's JSON instead, one per line")
     .action(async (flags: WatchFlags) => {
@@ -171,6 +173,7 @@ export function registerWatchCommand(program: Command, environment: Environment,
           contractAddresses: flags.contract,
           addresses: flags.addressFilter ?? flags.holder ?? [],
           after,
+          excludeSpam: flags.excludeSpam === true,
           ...(flags.confirmations === undefined
             ? {}
             : { mode: "STREAM_MODE_CONFIRMED", confirmations: Number(flags.confirmations) }),

@@ -46,6 +46,7 @@ interface AddFlags extends DatabaseFlags {
   contract?: string[];
   address?: string[];
   confirmations?: string;
+  excludeSpam?: boolean;
   secret?: string;
   from?: string;
   webhookAllow?: string[];
@@ -113,6 +114,7 @@ export function registerWebhooksCommand(
       collect,
     )
     .option("--confirmations <n>", "deliver only events of blocks at least n below the indexed head")
+    .option("--exclude-spam", "leave out the events of collections judged spam when a batch is read")
     .option(
       "--secret <secret>",
       `the signing secret, at least ${MIN_SECRET_LENGTH} characters (default: generated)`,
@@ -184,6 +186,7 @@ export function registerWebhooksCommand(
         contracts,
         addresses: parties,
         confirmations,
+        excludeSpam: flags.excludeSpam === true,
         cursor,
       });
       environment.stdout.write(`${id}\n`);
@@ -273,15 +276,16 @@ async function chainIdOf(sql: Sql, name: string): Promise<number> {
   return Number(chain.chain_id);
 }
 
-/** A subscription's filters in a few words: `all`, or the kinds, contracts, addresses and depth it keeps to. */
+/** A subscription's filters in a few words: `all`, or the kinds, contracts, addresses and depth it keeps to, and whether it leaves spam out. */
 export function describeFilters(
-  hook: Pick<WebhookListing, "kinds" | "contracts" | "addresses" | "confirmations">,
+  hook: Pick<WebhookListing, "kinds" | "contracts" | "addresses" | "confirmations" | "excludeSpam">,
 ): string {
   const parts = [
     ...(hook.kinds.length > 0 ? [`kinds=${hook.kinds.join(",")}`] : []),
     ...(hook.contracts.length > 0 ? [`contracts=${hook.contracts.join(",")}`] : []),
     ...(hook.addresses.length > 0 ? [`addresses=${hook.addresses.join(",")}`] : []),
     ...(hook.confirmations === undefined ? [] : [`confirmations=${hook.confirmations}`]),
+    ...(hook.excludeSpam ? ["exclude-spam"] : []),
   ];
   return parts.length === 0 ? "all" : parts.join(" ");
 }

@@ -289,6 +289,11 @@ export interface StreamFilter {
   contracts?: readonly Address[];
   /** Senders, recipients, holders, buyers and sellers. */
   addresses?: readonly Address[];
+  /**
+   * Leave out the events of collections judged spam when read. Applied by the store's read, which
+   * knows the verdicts; `matches` does not see it.
+   */
+  excludeSpam?: boolean;
 }
 
 /** Whether an event is asked for; a retraction is when the event it takes back is. */

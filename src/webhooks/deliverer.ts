@@ -193,6 +193,7 @@ export async function runWebhookDeliverer(options: DelivererOptions, signal: Abo
         ...(hook.contracts.length > 0 ? { contracts: hook.contracts } : {}),
         ...(hook.addresses.length > 0 ? { addresses: hook.addresses } : {}),
         ...(hook.confirmations === undefined ? {} : { confirmations: hook.confirmations }),
+        ...(hook.excludeSpam ? { excludeSpam: true } : {}),
         // A batch recorded by a run with a larger batch size is read whole.
         limit: hook.batch ? MAX_STREAM_LIMIT : settings.batchEvents,
       });
@@ -211,7 +212,8 @@ export async function runWebhookDeliverer(options: DelivererOptions, signal: Abo
     }
     let batch: WebhookBatch;
     if (hook.batch) {
-      // The same events as the first attempt: those up to its last, which later events never change.
+      // The same events as the first attempt: those up to its last, which later events never change
+      // (but a collection judged spam meanwhile, on a subscription that leaves spam out).
       const recorded = hook.batch;
       events = events.filter((e) => e.cursor <= recorded.last);
       batch = recorded;

@@ -19,6 +19,7 @@ import { endOfRow, type StreamEvent } from "../../src/core/stream-events.ts";
 import { runLiveActivity } from "../../src/demo/live.ts";
 import { createProcessMetrics } from "../../src/metrics/process-metrics.ts";
 import { readStreamEvents, type StreamQuery } from "../../src/store/read/stream-events.ts";
+import { clearSpamOverride, setSpamOverride } from "../../src/store/tables/spam-overrides.ts";
 import { API_CHAIN_ID, type ApiFixture, startApiFixture } from "../support/api-fixture.ts";
 import { startCommand } from "../support/cli.ts";
 import { indexUntil } from "../support/indexing.ts";
@@ -209,6 +210,37 @@ describe("what the stream sends", () => {
 });
 
 describe("refusals before a stream starts", () => {
+  test("excludeSpam leaves out every event of a collection judged spam, over both transports", async () => {
+    const everything = await readAll({});
+    const sale = everything.find((e) => e.kind === "sale");
+    assert.ok(sale?.kind === "sale");
+    const contractOf = (e: StreamEvent): string =>
+      e.kind === "retraction" ? contractOf(e.retracted) : e.kind === "verdict" ? e.sale.contract : e.contract;
+    await setSpamOverride(f.sql, API_CHAIN_ID, sale.contract, true, "test");
+    const newest = await latest();
+    const g = grpcStream({ after: "0", excludeSpam: true });
+    const s = await sseStream("?after=0&excludeSpam=true");
+    try {
+      const kept = everything.filter((e) => contractOf(e) !== sale.contract);
+      assert.ok(kept.length > 0 && kept.length < everything.length);
+      assert.deepEqual(await readAll({ excludeSpam: true }), kept);
+      await g.until("the newest cursor", (batches) => batches.some((b) => b.next === newest));
+      assert.deepEqual(
+        g.batches.flatMap((b) => b.events),
+        kept,
+      );
+      await s.until("the newest cursor", (messages) => messages.some(heartbeatAt(newest)));
+      assert.deepEqual(s.events(), kept);
+    } finally {
+      g.close();
+      s.close();
+      await clearSpamOverride(f.sql, API_CHAIN_ID, sale.contract);
+    }
+    const bad = await sseStream("?excludeSpam=maybe");
+    assert.equal(bad.status, 400);
+    assert.match(JSON.parse(bad.body ?? "{}").message, /^exclude_spam: /);
+  });
+
   test("malformed values are 400 / INVALID_ARGUMENT naming the field", async () => {
     const cases: [string, Record<string, unknown>, string][] = [
       ["?kinds=STREAM_EVENT_KIND_UNSPECIFIED", { kinds: ["STREAM_EVENT_KIND_UNSPECIFIED"] }, "kinds"],

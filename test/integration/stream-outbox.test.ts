@@ -211,7 +211,7 @@ describe("the outbox on a reorganising chain", () => {
     assert.deepEqual(filtered, expected);
   });
 
-  test("a trade of a collection judged spam carries LABEL_SPAM when read, as the transfers list's row does", async () => {
+  test("a trade of a collection judged spam carries LABEL_SPAM when read, as the transfers list's row does; a read may leave the collection out", async () => {
     const readAll = async () => {
       const events: StreamEvent[] = [];
       let cursor = 0n;
@@ -257,6 +257,29 @@ describe("the outbox on a reorganising chain", () => {
           "the other labels are the trade's own",
         );
       }
+      // Asked to leave spam out, a read leaves out every event of the collection, and only those.
+      const contractOf = (e: StreamEvent): string =>
+        e.kind === "retraction"
+          ? contractOf(e.retracted)
+          : e.kind === "verdict"
+            ? e.sale.contract
+            : e.contract;
+      const kept: StreamEvent[] = [];
+      let cursor = 0n;
+      for (let i = 0; i < 10_000; i++) {
+        const page = await readStreamEvents(db.sql, CHAIN_ID, {
+          after: cursor,
+          limit: 500,
+          excludeSpam: true,
+        });
+        kept.push(...page.events);
+        if (page.next === cursor) break;
+        cursor = page.next;
+      }
+      assert.deepEqual(
+        kept,
+        after.filter((e) => contractOf(e) !== sale.contract),
+      );
       // The transfers list's rows of the same collection say the same.
       const listed = await listNftTransfers(db.sql, CHAIN_ID, {
         contract: sale.contract,

@@ -13,6 +13,7 @@ import type { Anvil } from "../../src/devchain/anvil.ts";
 import { parseAllowList } from "../../src/metadata/ssrf.ts";
 import { toHex } from "../../src/store/pg/database.ts";
 import { latestCursor, readStreamEvents } from "../../src/store/read/stream-events.ts";
+import { clearSpamOverride, setSpamOverride } from "../../src/store/tables/spam-overrides.ts";
 import { getWebhook, removeWebhook, webhookLog } from "../../src/store/tables/webhooks.ts";
 import { type DelivererSettings, runWebhookDeliverer } from "../../src/webhooks/deliverer.ts";
 import { createWebhookMetrics } from "../../src/webhooks/metrics.ts";
@@ -188,6 +189,41 @@ describe("deliveries", () => {
     assert.ok(log.every((l) => l.status === 200 && l.attempt === 1));
     await removeWebhook(db.sql, everything.id);
     await removeWebhook(db.sql, trades.id);
+  });
+
+  test("a subscription added with --exclude-spam gets no event of a collection judged spam, and is listed so", async () => {
+    const sale = all.find((e) => e.kind === "sale");
+    assert.ok(sale && sale.kind === "sale");
+    await setSpamOverride(db.sql, CHAIN_ID, sale.contract, true, "test");
+    const hook = await add(["--from", "0", "--exclude-spam"]);
+    const latest = await latestCursor(db.sql, CHAIN_ID);
+    const stop = deliver();
+    try {
+      await until(
+        "it is delivered through the newest cursor",
+        async () => (await getWebhook(db.sql, hook.id))?.cursor === latest,
+      );
+      const contractOf = (e: StreamEvent): string =>
+        e.kind === "retraction"
+          ? contractOf(e.retracted)
+          : e.kind === "verdict"
+            ? e.sale.contract
+            : e.contract;
+      const expected = all.filter((e) => contractOf(e) !== sale.contract).map((e) => e.cursor);
+      assert.ok(expected.length > 0 && expected.length < all.length);
+      assert.deepEqual(
+        accepted(hook.id).flatMap((d) => d.events.map((e) => e.cursor)),
+        expected,
+      );
+      const listed = await webhooks(["list"]);
+      assert.equal(listed.code, 0, listed.stderr);
+      assert.match(listed.stdout.split("\n").find((l) => l.includes(hook.id)) ?? "", /exclude-spam/);
+    } finally {
+      await stop();
+      await clearSpamOverride(db.sql, CHAIN_ID, sale.contract);
+      // The other tests count every subscription's deliveries.
+      await removeWebhook(db.sql, hook.id);
+    }
   });
 
   test("a target answering 500 gets the same batch again under the same key, then the rest", async () => {

@@ -28,7 +28,7 @@ const SERVICES = [FoundationalService, CollectionsService, MarketplacesService, 
 const STREAMS: Record<string, { get: string; query: string[] }> = {
   StreamEvents: {
     get: "/v1beta2/stream/events",
-    query: ["kinds", "contractAddresses", "addresses", "after", "mode", "confirmations"],
+    query: ["kinds", "contractAddresses", "addresses", "after", "mode", "confirmations", "excludeSpam"],
   },
 };
 

@@ -110,6 +110,13 @@ export function streamEventsQuery(sql: Queryable, chainId: number, query: Stream
     const parties = query.addresses.map(bytes);
     conditions.push(sql`AND (e.from_address IN ${sql(parties)} OR e.to_address IN ${sql(parties)})`);
   }
+  // A collection as the transfers list judges it now: an operator's override, else the computed
+  // verdict, else not spam.
+  const spam = sql`COALESCE(
+    (SELECT o.is_spam FROM spam_overrides o WHERE o.chain_id = ${chainId} AND o.contract = e.contract),
+    (SELECT v.is_spam FROM spam_verdicts v WHERE v.chain_id = ${chainId} AND v.contract = e.contract),
+    false)`;
+  if (query.excludeSpam) conditions.push(sql`AND NOT ${spam}`);
   const filtered = conditions.length === 0 ? sql`` : sql`${conditions}`;
   // In confirmed mode the first standing row too shallow stops the read, whatever the filters say.
   const match =
@@ -127,12 +134,8 @@ export function streamEventsQuery(sql: Queryable, chainId: number, query: Stream
             .map((c) => `e.${c}`)
             .join(", "),
         )},
-               -- A trade's collection as the transfers list judges it now: an operator's override,
-               -- else the computed verdict, else not spam. Looked up for the rows sent alone.
-               CASE WHEN e.trade IS NOT NULL THEN COALESCE(
-                 (SELECT o.is_spam FROM spam_overrides o WHERE o.chain_id = ${chainId} AND o.contract = e.contract),
-                 (SELECT v.is_spam FROM spam_verdicts v WHERE v.chain_id = ${chainId} AND v.contract = e.contract),
-                 false) END AS spam
+               -- For a trade's labels; looked up for the rows sent alone.
+               CASE WHEN e.trade IS NOT NULL THEN ${spam} END AS spam
         FROM stream_events e
         WHERE e.chain_id = ${chainId} AND e.id BETWEEN ${from.toString()}::bigint AND ${to.toString()}::bigint ${match}
         ORDER BY e.id LIMIT ${query.limit}) e ON true`;

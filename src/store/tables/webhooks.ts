@@ -29,6 +29,8 @@ export interface Webhook {
   contracts: Address[];
   addresses: Address[];
   confirmations: number | undefined;
+  /** Leave out the events of collections judged spam when a batch is read. */
+  excludeSpam: boolean;
   cursor: bigint;
   batch: WebhookBatch | undefined;
   state: WebhookState;
@@ -53,6 +55,7 @@ export interface NewWebhook {
   contracts: readonly Address[];
   addresses: readonly Address[];
   confirmations: number | undefined;
+  excludeSpam?: boolean;
   cursor: bigint;
 }
 
@@ -79,6 +82,7 @@ interface WebhookRow {
   contracts: Uint8Array[];
   addresses: Uint8Array[];
   confirmations: number | null;
+  exclude_spam: boolean;
   cursor: string;
   batch_first: string | null;
   batch_last: string | null;
@@ -105,6 +109,7 @@ function webhookOf(r: WebhookRow): Webhook {
     contracts: r.contracts.map(toHex),
     addresses: r.addresses.map(toHex),
     confirmations: r.confirmations ?? undefined,
+    excludeSpam: r.exclude_spam,
     cursor: BigInt(r.cursor),
     batch:
       r.batch_first === null || r.batch_last === null || r.batch_next === null
@@ -123,11 +128,11 @@ function webhookOf(r: WebhookRow): Webhook {
 
 export async function insertWebhook(sql: Queryable, hook: NewWebhook): Promise<void> {
   await sql`
-    INSERT INTO webhooks (id, chain_id, url, secret, kinds, contracts, addresses, confirmations, cursor)
+    INSERT INTO webhooks (id, chain_id, url, secret, kinds, contracts, addresses, confirmations, exclude_spam, cursor)
     VALUES (${hook.id}, ${hook.chainId}, ${hook.url}, ${hook.secret}, ${[...hook.kinds]}::text[],
             ARRAY(SELECT decode(a, 'hex') FROM unnest(${bareList(hook.contracts)}::text[]) a),
             ARRAY(SELECT decode(a, 'hex') FROM unnest(${bareList(hook.addresses)}::text[]) a),
-            ${hook.confirmations ?? null}, ${hook.cursor.toString()}::bigint)`;
+            ${hook.confirmations ?? null}, ${hook.excludeSpam === true}, ${hook.cursor.toString()}::bigint)`;
 }
 
 /** One subscription, secret included; undefined when there is none by that id. */
