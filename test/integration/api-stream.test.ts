@@ -24,7 +24,7 @@ import { API_CHAIN_ID, type ApiFixture, startApiFixture } from "../support/api-f
 import { startCommand } from "../support/cli.ts";
 import { indexUntil } from "../support/indexing.ts";
 import { openGrpcStream, openSseStream } from "../support/stream-clients.ts";
-import { StreamConsumer } from "../support/stream-consumer.ts";
+import { contractOf, StreamConsumer } from "../support/stream-consumer.ts";
 import { eventFromWire } from "../support/stream-wire.ts";
 
 const HEARTBEAT_MS = 300;
@@ -214,8 +214,6 @@ describe("refusals before a stream starts", () => {
     const everything = await readAll({});
     const sale = everything.find((e) => e.kind === "sale");
     assert.ok(sale?.kind === "sale");
-    const contractOf = (e: StreamEvent): string =>
-      e.kind === "retraction" ? contractOf(e.retracted) : e.kind === "verdict" ? e.sale.contract : e.contract;
     await setSpamOverride(f.sql, API_CHAIN_ID, sale.contract, true, "test");
     const newest = await latest();
     const g = grpcStream({ after: "0", excludeSpam: true });

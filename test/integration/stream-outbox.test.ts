@@ -23,7 +23,7 @@ import { encodeStreamTrades, pruneStream, streamStatements } from "../../src/sto
 import { createTestDatabase, stopTestServer, type TestDatabase } from "../support/database.ts";
 import { indexUntil, nextIndexedBlock } from "../support/indexing.ts";
 import { runReorganisingHistory, storeTruth, until } from "../support/reorganising-chain.ts";
-import { StreamConsumer } from "../support/stream-consumer.ts";
+import { contractOf, StreamConsumer } from "../support/stream-consumer.ts";
 
 const CHAIN_ID = 31337;
 /** Deeper than any reorganisation below: a consumer this far behind the head never sees one. */
@@ -258,12 +258,6 @@ describe("the outbox on a reorganising chain", () => {
         );
       }
       // Asked to leave spam out, a read leaves out every event of the collection, and only those.
-      const contractOf = (e: StreamEvent): string =>
-        e.kind === "retraction"
-          ? contractOf(e.retracted)
-          : e.kind === "verdict"
-            ? e.sale.contract
-            : e.contract;
       const kept: StreamEvent[] = [];
       let cursor = 0n;
       for (let i = 0; i < 10_000; i++) {

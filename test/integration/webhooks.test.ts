@@ -21,6 +21,7 @@ import { runCommand } from "../support/cli.ts";
 import { createTestDatabase, stopTestServer, type TestDatabase } from "../support/database.ts";
 import { startHistoryChain } from "../support/histories.ts";
 import { indexUntil } from "../support/indexing.ts";
+import { contractOf } from "../support/stream-consumer.ts";
 import { startWebhookReceiver, type WebhookReceiver } from "../support/webhook-receiver.ts";
 
 const CHAIN_ID = 31337;
@@ -203,12 +204,6 @@ describe("deliveries", () => {
         "it is delivered through the newest cursor",
         async () => (await getWebhook(db.sql, hook.id))?.cursor === latest,
       );
-      const contractOf = (e: StreamEvent): string =>
-        e.kind === "retraction"
-          ? contractOf(e.retracted)
-          : e.kind === "verdict"
-            ? e.sale.contract
-            : e.contract;
       const expected = all.filter((e) => contractOf(e) !== sale.contract).map((e) => e.cursor);
       assert.ok(expected.length > 0 && expected.length < all.length);
       assert.deepEqual(

@@ -1,4 +1,5 @@
 import { isDeepStrictEqual } from "node:util";
+import type { Address } from "../../src/core/hex.ts";
 import type { OriginalEvent, SaleEvent, StreamEvent } from "../../src/core/stream-events.ts";
 
 /**
@@ -86,4 +87,10 @@ export class StreamConsumer {
 
 function tradeKey(sale: Omit<SaleEvent, "cursor">): string {
   return `${sale.contract}:${sale.tokenId}:${sale.blockNumber}:${sale.logIndex}:${sale.seq}:${sale.seller}`;
+}
+
+/** The collection an event is about: a retraction's is that of the event it takes back, a verdict's its trade's. */
+export function contractOf(event: StreamEvent): Address {
+  if (event.kind === "retraction") return contractOf(event.retracted);
+  return event.kind === "verdict" ? event.sale.contract : event.contract;
 }
