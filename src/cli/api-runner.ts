@@ -17,9 +17,8 @@ import { createProcessMetrics, type ProcessMetrics } from "../metrics/process-me
 import type { Sql } from "../store/pg/database.ts";
 import { addMetricsOptions, serveMetrics } from "./metrics-listener.ts";
 import { addBlobStoreOptions } from "./open-blob-store.ts";
+import { collect } from "./repeatable.ts";
 import type { Lifecycle } from "./shutdown.ts";
-
-const collect = (value: string, previous: string[] = []) => [...previous, value];
 
 /** The flags of every command that serves the API; `blobDefault` tells where images go without --blob-store. */
 export function addApiOptions(command: Command, blobDefault?: string): Command {

@@ -12,11 +12,10 @@ import { chainPools, openChainDatabases } from "./chain-databases.ts";
 import { addMetricsOptions, serveMetrics } from "./metrics-listener.ts";
 import { indexerPool } from "./open-database.ts";
 import { createProgressDisplay } from "./progress.ts";
+import { collect } from "./repeatable.ts";
 import { runIndexers } from "./run-indexers.ts";
 import type { Lifecycle } from "./shutdown.ts";
 import { addWebhookOptions, webhookSettings } from "./webhook-runner.ts";
-
-const collect = (value: string, previous: string[] = []) => [...previous, value];
 
 /** The stream's retention, a flag of the commands that run indexers (`index` and `start`). */
 export const STREAM_RETENTION_FLAG = "--stream-retention <days>";

@@ -14,6 +14,7 @@ import { addMetadataOptions, openForMetadataWorkers, startMetadataWorkers } from
 import { addMetricsOptions, serveMetrics } from "./metrics-listener.ts";
 import { addBlobStoreOptions } from "./open-blob-store.ts";
 import { COMMAND_POOL } from "./open-database.ts";
+import { collect } from "./repeatable.ts";
 import { type Lifecycle, untilStopped } from "./shutdown.ts";
 
 interface RefreshFlags {
@@ -84,7 +85,7 @@ export function registerMetadataCommand(
     .option(
       "--database-url <[chain=]url>",
       "PostgreSQL 15+ URL: url for the default database, chain=url for a chain's own; repeatable (env DATABASE_URL); default: the embedded PostgreSQL",
-      (value: string, previous: string[] = []) => [...previous, value],
+      collect,
     )
     .option("--data-dir <dir>", "data directory of the embedded PostgreSQL (default .mintlens)")
     .option("--log-level <level>", "fatal, error, warn, info, debug or trace (env MINTLENS_LOG_LEVEL)")

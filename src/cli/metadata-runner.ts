@@ -20,9 +20,8 @@ import { openMetadataClient } from "../store/tables/metadata.ts";
 import { type ChainDatabases, openChainDatabases } from "./chain-databases.ts";
 import { openBlobStore } from "./open-blob-store.ts";
 import type { SchemaPolicy } from "./open-database.ts";
+import { collect } from "./repeatable.ts";
 import type { Lifecycle } from "./shutdown.ts";
-
-const collect = (value: string, previous: string[] = []) => [...previous, value];
 
 /** The flags of every command that runs the metadata worker. */
 export function addMetadataOptions(command: Command): Command {

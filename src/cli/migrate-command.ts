@@ -5,9 +5,8 @@ import { parseDatabasePooler, requireDirectDatabase } from "../config/pooler-con
 import { createLogger } from "../core/logger.ts";
 import { openChainDatabases } from "./chain-databases.ts";
 import { COMMAND_POOL } from "./open-database.ts";
+import { collect } from "./repeatable.ts";
 import type { Lifecycle } from "./shutdown.ts";
-
-const collect = (value: string, previous: string[] = []) => [...previous, value];
 
 /** `mintlens migrate`: every database configured, the default one and each chain's own, one after another. */
 export function registerMigrateCommand(

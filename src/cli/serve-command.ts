@@ -18,9 +18,8 @@ import { addApiOptions, serveApi } from "./api-runner.ts";
 import { type ChainDatabases, openChainDatabases } from "./chain-databases.ts";
 import { openBlobStore } from "./open-blob-store.ts";
 import { apiPool, type OpenDatabase } from "./open-database.ts";
+import { collect } from "./repeatable.ts";
 import { type Lifecycle, untilStopped } from "./shutdown.ts";
-
-const collect = (value: string, previous: string[] = []) => [...previous, value];
 
 interface ServeFlags extends ApiConfigInput, ApiPoolConfigInput, BlobStoreConfigInput, PoolerConfigInput {
   chain?: string[];

@@ -13,10 +13,8 @@ import {
 } from "../store/tables/spam-overrides.ts";
 import { type ChainDatabases, openChainDatabases } from "./chain-databases.ts";
 import { COMMAND_POOL } from "./open-database.ts";
+import { collect } from "./repeatable.ts";
 import type { Lifecycle } from "./shutdown.ts";
-
-const collect = (value: string, previous: string[] = []) => [...previous, value];
-
 import { formatTable } from "./table.ts";
 
 interface DatabaseFlags {

@@ -13,11 +13,10 @@ import { addCommonOptions, STREAM_RETENTION_FLAG, STREAM_RETENTION_HELP } from "
 import { addMetadataOptions, openForMetadataWorkers, startMetadataWorkers } from "./metadata-runner.ts";
 import { apiPool, indexerPool } from "./open-database.ts";
 import { createProgressDisplay } from "./progress.ts";
+import { collect } from "./repeatable.ts";
 import { runIndexers } from "./run-indexers.ts";
 import type { Lifecycle } from "./shutdown.ts";
 import { addWebhookOptions, webhookSettings } from "./webhook-runner.ts";
-
-const collect = (value: string, previous: string[] = []) => [...previous, value];
 
 /**
  * `mintlens start`: what runs in production. Every configured chain's indexer and its API in one

@@ -11,6 +11,7 @@ import { PROTO_ROOT } from "../api/rest.ts";
 import type { Environment } from "../config/environment.ts";
 import { UserFacingError } from "../core/errors.ts";
 import { readKeyFile } from "./call-command.ts";
+import { collect } from "./repeatable.ts";
 import type { Lifecycle } from "./shutdown.ts";
 
 interface WatchFlags {
@@ -116,8 +117,6 @@ export function watchLine(event: WireEvent, symbol: string): string {
   const trade = body.trade === "sale" ? "" : ` [${body.trade}]`;
   return `${head}  ${short(body.sellerAddress)} → ${short(body.buyerAddress)}  ${formatCoins(body.totalNativeWei ?? "0", symbol)}${usd}${market}${trade}`;
 }
-
-const collect = (value: string, previous: string[] = []) => [...previous, value];
 
 export function registerWatchCommand(program: Command, environment: Environment, lifecycle: Lifecycle): void {
   program

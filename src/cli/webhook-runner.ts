@@ -4,8 +4,7 @@ import type { Environment } from "../config/environment.ts";
 import { parseWebhookConfig, WEBHOOK_DEFAULTS, type WebhookConfigInput } from "../config/webhook-config.ts";
 import { parseAllowList } from "../metadata/ssrf.ts";
 import type { DelivererSettings } from "../webhooks/deliverer.ts";
-
-const collect = (value: string, previous: string[] = []) => [...previous, value];
+import { collect } from "./repeatable.ts";
 
 /** The allow-list flag, shared with `mintlens webhooks add`, which checks a target as deliveries will. */
 export const WEBHOOK_ALLOW_FLAG = "--webhook-allow <address[:port]|cidr>";

@@ -28,11 +28,10 @@ import { newWebhookId, newWebhookSecret } from "../webhooks/signature.ts";
 import { TargetRefused, vetTarget } from "../webhooks/target.ts";
 import { type ChainDatabases, openChainDatabases } from "./chain-databases.ts";
 import { COMMAND_POOL } from "./open-database.ts";
+import { collect } from "./repeatable.ts";
 import type { Lifecycle } from "./shutdown.ts";
 import { formatTable } from "./table.ts";
 import { WEBHOOK_ALLOW_FLAG, WEBHOOK_ALLOW_HELP } from "./webhook-runner.ts";
-
-const collect = (value: string, previous: string[] = []) => [...previous, value];
 
 interface DatabaseFlags {
   databaseUrl?: string[];
