@@ -24,7 +24,6 @@ import { createProcessMetrics } from "../metrics/process-metrics.ts";
 import { collectionSummaries } from "../store/read/summary.ts";
 import { insertApiKey } from "../store/tables/api-keys.ts";
 import { ensureChain } from "../store/tables/chain-state.ts";
-import { createWebhookMetrics } from "../webhooks/metrics.ts";
 import { addApiOptions, serveApi } from "./api-runner.ts";
 import { startMetadataWorkers } from "./metadata-runner.ts";
 import { openBlobStore } from "./open-blob-store.ts";
@@ -269,7 +268,6 @@ async function runDemo(flags: DemoFlags, lifecycle: Lifecycle, environment: Envi
     sql: database.sql,
     logger,
     onProgress: (progress) => {
-      metrics.setIndexed(progress.chain, progress.nextBlock - 1, progress.head);
       display.update(progress);
       // Shown when the history is in, so the examples answer with it.
       if (!shown && progress.phase === "follow") {
@@ -278,13 +276,10 @@ async function runDemo(flags: DemoFlags, lifecycle: Lifecycle, environment: Envi
         void moveWhenGone();
       }
     },
-    onRateSourcesLeftOut: metrics.setRateSourcesLeftOut,
+    metrics,
     signal,
     // Everything the demo runs is on this machine: a bot to try webhooks with is too.
-    webhooks: {
-      settings: { allow: parseAllowList(DEMO_WEBHOOK_ALLOW) },
-      metrics: createWebhookMetrics(metrics.registry),
-    },
+    webhooks: { settings: { allow: parseAllowList(DEMO_WEBHOOK_ALLOW) } },
   });
 }
 

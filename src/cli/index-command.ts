@@ -7,7 +7,6 @@ import { DEFAULT_STREAM_RETENTION_DAYS } from "../config/stream-config.ts";
 import { createLogger } from "../core/logger.ts";
 import { createProcessMetrics } from "../metrics/process-metrics.ts";
 import type { DelivererSettings } from "../webhooks/deliverer.ts";
-import { createWebhookMetrics } from "../webhooks/metrics.ts";
 import { chainPools, openChainDatabases } from "./chain-databases.ts";
 import { addMetricsOptions, serveMetrics } from "./metrics-listener.ts";
 import { indexerPool } from "./open-database.ts";
@@ -141,16 +140,11 @@ export async function runIndexCommand(
     sql: databases.of(names[0] as string).sql,
     chainSql: chainPools(databases, names),
     logger,
-    onProgress: (progress) => {
-      metrics.setIndexed(progress.chain, progress.nextBlock - 1, progress.head);
-      display.update(progress);
-    },
-    onRateSourcesLeftOut: metrics.setRateSourcesLeftOut,
+    onProgress: display.update,
+    metrics,
     signal: lifecycle.signal,
     ...(stopAt !== undefined ? { untilBlock: stopAt } : {}),
-    ...(webhooks
-      ? { webhooks: { settings: webhooks, metrics: createWebhookMetrics(metrics.registry) } }
-      : {}),
+    ...(webhooks ? { webhooks: { settings: webhooks } } : {}),
   });
   if (lifecycle.signal.aborted) logger.info("stopped on request");
 }

@@ -5,10 +5,11 @@ import type { Logger } from "../core/logger.ts";
 import { type Progress, runChainIndexer } from "../indexer/chain-indexer.ts";
 import { inspectContract } from "../indexer/classify/inspect.ts";
 import { runStreamRetention } from "../indexer/stream-retention.ts";
+import type { ProcessMetrics } from "../metrics/process-metrics.ts";
 import { runSpamJob } from "../spam/job.ts";
 import { openPoolLike, type Sql } from "../store/pg/database.ts";
 import { type DelivererSettings, runWebhookDeliverer } from "../webhooks/deliverer.ts";
-import type { WebhookMetrics } from "../webhooks/metrics.ts";
+import { createWebhookMetrics } from "../webhooks/metrics.ts";
 
 export interface RunIndexersOptions {
   config: Config;
@@ -18,14 +19,17 @@ export interface RunIndexersOptions {
   chainSql?: ReadonlyMap<string, Sql>;
   logger: Logger;
   onProgress: (progress: Progress) => void;
-  /** Preset rate sources each chain's node does not have, counted by kind at start. */
-  onRateSourcesLeftOut?: (chain: string, counts: Record<string, number>) => void;
+  /**
+   * The process's metrics, given each chain's height and lag as it commits, the preset rate sources
+   * its node does not have, and its webhook deliveries.
+   */
+  metrics?: ProcessMetrics;
   signal: AbortSignal;
   untilBlock?: number;
   /** First wait after a failed round of a chain (default 1 s). */
   retryBaseMs?: number;
   /** The webhook deliverers' settings; without them no deliverer runs. */
-  webhooks?: { settings: Partial<DelivererSettings>; metrics?: WebhookMetrics };
+  webhooks?: { settings: Partial<DelivererSettings> };
 }
 
 /** Connections of each chain's webhook deliverer. */
@@ -42,7 +46,12 @@ const WEBHOOK_POOL_SIZE = 4;
  * ends.
  */
 export async function runIndexers(options: RunIndexersOptions): Promise<void> {
-  const { config, logger, onProgress, signal } = options;
+  const { config, logger, metrics, signal } = options;
+  const onProgress = (progress: Progress) => {
+    metrics?.setIndexed(progress.chain, progress.nextBlock - 1, progress.head);
+    options.onProgress(progress);
+  };
+  const webhookMetrics = metrics && options.webhooks ? createWebhookMetrics(metrics.registry) : undefined;
   const results = await Promise.allSettled(
     config.chains.map(async (chain) => {
       const sql = options.chainSql?.get(chain.name) ?? options.sql;
@@ -82,7 +91,7 @@ export async function runIndexers(options: RunIndexersOptions): Promise<void> {
                 chain: chain.name,
                 logger: logger.child({ chain: chain.name, part: "webhooks" }),
                 settings: options.webhooks.settings,
-                ...(options.webhooks.metrics ? { metrics: options.webhooks.metrics } : {}),
+                ...(webhookMetrics ? { metrics: webhookMetrics } : {}),
               },
               AbortSignal.any([signal, indexed.signal]),
             )
@@ -98,7 +107,7 @@ export async function runIndexers(options: RunIndexersOptions): Promise<void> {
             logger,
             inspect: (address, emitted) => inspectContract(client, address, emitted),
             onProgress,
-            ...(options.onRateSourcesLeftOut ? { onRateSourcesLeftOut: options.onRateSourcesLeftOut } : {}),
+            ...(metrics ? { onRateSourcesLeftOut: metrics.setRateSourcesLeftOut } : {}),
             ...(options.untilBlock !== undefined ? { untilBlock: options.untilBlock } : {}),
             ...(options.retryBaseMs !== undefined ? { retryBaseMs: options.retryBaseMs } : {}),
           },

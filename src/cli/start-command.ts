@@ -6,7 +6,6 @@ import type { Environment } from "../config/environment.ts";
 import { parseDatabasePooler, requireDirectDatabase } from "../config/pooler-config.ts";
 import { createProcessMetrics } from "../metrics/process-metrics.ts";
 import { ensureChain } from "../store/tables/chain-state.ts";
-import { createWebhookMetrics } from "../webhooks/metrics.ts";
 import { addApiOptions, serveApi } from "./api-runner.ts";
 import { chainPools, openApiPools, urlsOf } from "./chain-databases.ts";
 import { addCommonOptions, STREAM_RETENTION_FLAG, STREAM_RETENTION_HELP } from "./index-command.ts";
@@ -116,15 +115,10 @@ export function registerStartCommand(program: Command, lifecycle: Lifecycle, env
         sql: (databases.default ?? databases.of(names[0] as string)).sql,
         chainSql: chainPools(databases, names),
         logger,
-        onProgress: (progress) => {
-          metrics.setIndexed(progress.chain, progress.nextBlock - 1, progress.head);
-          display.update(progress);
-        },
-        onRateSourcesLeftOut: metrics.setRateSourcesLeftOut,
+        onProgress: display.update,
+        metrics,
         signal: lifecycle.signal,
-        ...(webhooks
-          ? { webhooks: { settings: webhooks, metrics: createWebhookMetrics(metrics.registry) } }
-          : {}),
+        ...(webhooks ? { webhooks: { settings: webhooks } } : {}),
       });
       if (lifecycle.signal.aborted) logger.info("stopped on request");
     });
