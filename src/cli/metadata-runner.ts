@@ -1,6 +1,5 @@
 import { join } from "node:path";
 import type { Command } from "commander";
-import { createChainClient } from "../chain/client.ts";
 import { type BlobStoreConfigInput, parseBlobStoreConfig } from "../config/blob-store-config.ts";
 import type { ChainConfig, Config } from "../config/config.ts";
 import { ConfigError } from "../config/config.ts";
@@ -17,6 +16,7 @@ import { parseAllowList } from "../metadata/ssrf.ts";
 import { runMetadataWorker } from "../metadata/worker.ts";
 import type { PoolOptions, Sql } from "../store/pg/database.ts";
 import { openMetadataClient } from "../store/tables/metadata.ts";
+import { chainClientOf } from "./chain-client.ts";
 import { type ChainDatabases, openChainDatabases } from "./chain-databases.ts";
 import { openBlobStore } from "./open-blob-store.ts";
 import type { SchemaPolicy } from "./open-database.ts";
@@ -102,14 +102,7 @@ export function startMetadataWorkers(options: {
     const chainLogger = logger.child({ chain: chain.name, part: "metadata" });
     const signal = AbortSignal.any([lifecycle.signal, stop.signal]);
     options.watchSignal?.(`metadata:${chain.name}`, signal);
-    const client = createChainClient({
-      url: chain.rpcUrl,
-      batchSize: options.tuning.rpcBatchSize,
-      timeoutMs: options.tuning.rpcTimeoutMs,
-      retries: options.tuning.rpcRetries,
-      maxLogRange: options.tuning.maxLogRange,
-      logger: chainLogger,
-    });
+    const client = chainClientOf(chain, options.tuning, chainLogger);
     try {
       await runMetadataWorker(
         {

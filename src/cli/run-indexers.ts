@@ -1,4 +1,3 @@
-import { createChainClient } from "../chain/client.ts";
 import type { Config } from "../config/config.ts";
 import { errorMessage, UserFacingError } from "../core/errors.ts";
 import type { Logger } from "../core/logger.ts";
@@ -10,6 +9,7 @@ import { runSpamJob } from "../spam/job.ts";
 import { openPoolLike, type Sql } from "../store/pg/database.ts";
 import { type DelivererSettings, runWebhookDeliverer } from "../webhooks/deliverer.ts";
 import { createWebhookMetrics } from "../webhooks/metrics.ts";
+import { chainClientOf } from "./chain-client.ts";
 
 export interface RunIndexersOptions {
   config: Config;
@@ -56,14 +56,7 @@ export async function runIndexers(options: RunIndexersOptions): Promise<void> {
     config.chains.map(async (chain) => {
       const sql = options.chainSql?.get(chain.name) ?? options.sql;
       const chainLogger = logger.child({ chain: chain.name });
-      const client = createChainClient({
-        url: chain.rpcUrl,
-        batchSize: config.tuning.rpcBatchSize,
-        timeoutMs: config.tuning.rpcTimeoutMs,
-        retries: config.tuning.rpcRetries,
-        maxLogRange: config.tuning.maxLogRange,
-        logger: chainLogger,
-      });
+      const client = chainClientOf(chain, config.tuning, chainLogger);
       const indexed = new AbortController();
       const spam = runSpamJob(
         { sql, chainId: chain.chainId, logger: logger.child({ chain: chain.name, part: "spam" }) },
