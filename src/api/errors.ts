@@ -31,6 +31,11 @@ export const GrpcCode = {
   UNAUTHENTICATED: 16,
 } as const;
 export type GrpcCodeName = keyof typeof GrpcCode;
+
+/** A code's name by its number, as the metrics and the access log label a request. */
+export const GRPC_CODE_NAME = Object.fromEntries(
+  Object.entries(GrpcCode).map(([name, code]) => [code, name]),
+) as Record<number, string>;
 export type GrpcCodeNumber = (typeof GrpcCode)[GrpcCodeName];
 
 /** The one mapping from a gRPC code to its HTTP status. */

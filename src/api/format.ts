@@ -5,7 +5,9 @@
  * A value these functions refuse (a malformed number from the store, a year past 9999) is a bug,
  * not a client's fault: they throw a plain error, which the API reports as INTERNAL.
  */
-import type { Hex } from "../core/hex.ts";
+import { MAX_SECONDS, MIN_SECONDS } from "./params.ts";
+
+export { toHex } from "../core/hex.ts";
 
 const UINT64_MAX = 2n ** 64n - 1n;
 
@@ -83,9 +85,6 @@ function epochSeconds(value: Date | number): number {
   return seconds;
 }
 
-const MIN_SECONDS = -62_135_596_800; // 0001-01-01T00:00:00Z
-const MAX_SECONDS = 253_402_300_799; // 9999-12-31T23:59:59Z
-
 const pad = (n: number, width = 2) => String(n).padStart(width, "0");
 
 /**
@@ -115,9 +114,4 @@ export function formatIndexedAt(value: bigint | Date): string {
   const fraction = ((micros % 1_000_000n) + 1_000_000n) % 1_000_000n;
   const seconds = (micros - fraction) / 1_000_000n;
   return `${formatTimestamp(Number(seconds)).slice(0, -1)}.${fraction.toString().padStart(6, "0")}Z`;
-}
-
-/** Bytes (an address, a hash, as the store keeps them) as lowercase 0x hex. */
-export function toHex(bytes: Uint8Array): Hex {
-  return `0x${Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("hex")}`;
 }

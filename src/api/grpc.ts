@@ -18,6 +18,7 @@ import { blockTags, MIN_BLOCK_METADATA, parseMinBlock } from "./block-tags.ts";
 import {
   type ApiError,
   BehindError,
+  GRPC_CODE_NAME,
   GrpcCode,
   InternalError,
   InvalidArgumentError,
@@ -48,10 +49,6 @@ export interface GrpcServer {
   /** Marks every service serving or not in the health service. */
   setServing(serving: boolean): void;
 }
-
-const GRPC_CODE_NAME = Object.fromEntries(
-  Object.entries(GrpcCode).map(([name, code]) => [code, name]),
-) as Record<number, string>;
 
 const IMPLICIT = FeatureSet_FieldPresence.IMPLICIT;
 

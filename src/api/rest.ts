@@ -16,6 +16,7 @@ import { addDashboardRoutes } from "./dashboard.ts";
 import {
   type ApiError,
   BehindError,
+  GRPC_CODE_NAME,
   GrpcCode,
   httpErrorResponse,
   InvalidArgumentError,
@@ -61,10 +62,6 @@ export interface RestServerOptions {
 
 /** How long a stream's last message may wait for a consumer that reads nothing, by default, in ms. */
 const STREAM_CLOSE_GRACE_MS = 5_000;
-
-const GRPC_CODE_NAME = Object.fromEntries(
-  Object.entries(GrpcCode).map(([name, code]) => [code, name]),
-) as Record<number, string>;
 
 const JSON_TYPE = "application/json; charset=utf-8";
 const SHA256 = /^[0-9a-f]{64}$/;

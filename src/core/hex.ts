@@ -24,3 +24,8 @@ export function hexToNumber(hex: string): number {
 export function numberToHex(n: number | bigint): Hex {
   return `0x${n.toString(16)}`;
 }
+
+/** Bytes (an address, a hash, as the store keeps them) as lowercase 0x hex, read in place. */
+export function toHex(bytes: Uint8Array): Hex {
+  return `0x${Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("hex")}`;
+}

@@ -6,6 +6,9 @@ import { connectionIsGone } from "./errors.ts";
 import { openNoDelaySocket, type SocketTarget } from "./socket.ts";
 import { withStatementDeadline } from "./statement-deadline.ts";
 
+// Kept here for the tables and reads, which take it with the rest of this module.
+export { toHex } from "../../core/hex.ts";
+
 export type Sql = postgres.Sql;
 /** A connection pool or a transaction: the store's query functions take either. */
 export type Queryable = postgres.Sql | postgres.TransactionSql;
@@ -152,8 +155,4 @@ export function openClientLike(sql: Sql, extra: postgres.Options<Record<string, 
 /** bytea in hex form without the 0x, as bulk rows carry it (see `bulk-rows.ts`). */
 export function bare(hex: string): string {
   return hex.slice(2);
-}
-
-export function toHex(bytes: Uint8Array): `0x${string}` {
-  return `0x${Buffer.from(bytes).toString("hex")}`;
 }
