@@ -14,6 +14,7 @@ import {
   type PoolDescription,
   type UsdToken,
 } from "../rates/pools.ts";
+import { decodeStringResult, decodeUint8Result } from "./classify/calls.ts";
 
 export interface Pricing {
   /** Tokens worth one native coin each; unset: the chain's configured ones, else its presets. */
@@ -55,7 +56,7 @@ export async function resolvePricing(client: ChainClient, chain: ChainConfig): P
   const decimals = (token: Address) => {
     let known = decimalsOf.get(token);
     if (!known) {
-      known = client.call(token, DECIMALS).then(readSmallUint);
+      known = client.call(token, DECIMALS).then(decodeUint8Result);
       decimalsOf.set(token, known);
     }
     return known;
@@ -125,7 +126,7 @@ export async function resolvePricing(client: ChainClient, chain: ChainConfig): P
   for (const address of chain.usdTokens ?? []) {
     const [tokenDecimals, symbol] = await Promise.all([
       decimals(address),
-      client.call(address, SYMBOL).then(readString),
+      client.call(address, SYMBOL).then(decodeStringResult),
     ]);
     if (tokenDecimals === undefined) {
       problems.push(`${chain.name} usd tokens: ${address} is not an ERC-20 token (no decimals())`);
@@ -169,23 +170,4 @@ function readAddress(data: Hex | undefined): Address | undefined {
   if (data === undefined || data.length !== 66 || !/^0x0{24}/.test(data)) return undefined;
   const address = wordToAddress(data);
   return BigInt(address) === 0n ? undefined : address;
-}
-
-/** One word holding a small unsigned integer (decimals: at most 255), or undefined. */
-function readSmallUint(data: Hex | undefined): number | undefined {
-  if (data === undefined || data.length !== 66) return undefined;
-  const value = BigInt(data);
-  return value <= 255n ? Number(value) : undefined;
-}
-
-/** An ABI-encoded string, or a bytes32 one (as some old tokens answer), or undefined. */
-function readString(data: Hex | undefined): string | undefined {
-  if (data === undefined || data.length < 66) return undefined;
-  const bytes = Buffer.from(data.slice(2), "hex");
-  if (bytes.length === 32) return bytes.toString("utf8").replace(/\0+$/, "");
-  const offset = Number(BigInt(`0x${bytes.subarray(0, 32).toString("hex")}`));
-  if (offset + 32 > bytes.length) return undefined;
-  const length = Number(BigInt(`0x${bytes.subarray(offset, offset + 32).toString("hex")}`));
-  if (offset + 32 + length > bytes.length) return undefined;
-  return bytes.subarray(offset + 32, offset + 32 + length).toString("utf8");
 }
