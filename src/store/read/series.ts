@@ -2,8 +2,8 @@ import type { Address } from "../../core/hex.ts";
 import { DAY_SECONDS } from "../../core/periods.ts";
 import { bare, type Queryable } from "../pg/database.ts";
 
-/** The grid a series is read on: `points` periods of `periodSeconds` from `start` (aligned by the caller). */
-export interface SeriesGrid {
+/** What a series read asks for: `points` periods of `periodSeconds` from `start` (aligned by the caller). */
+export interface SeriesQuery {
   start: Date;
   periodSeconds: number;
   points: number;
@@ -71,7 +71,7 @@ export async function collectionSeries(
   sql: Queryable,
   chainId: number,
   contract: Address,
-  grid: SeriesGrid,
+  grid: SeriesQuery,
 ): Promise<SeriesPoint[]> {
   if (grid.periodSeconds <= 0 || grid.periodSeconds % 900 !== 0) {
     throw new RangeError(`a period is a whole number of fifteen-minute buckets, not ${grid.periodSeconds} s`);
