@@ -23,7 +23,7 @@ import { encodeStreamTrades, pruneStream, streamStatements } from "../../src/sto
 import { createTestDatabase, stopTestServer, type TestDatabase } from "../support/database.ts";
 import { indexUntil, nextIndexedBlock } from "../support/indexing.ts";
 import { runReorganisingHistory, storeTruth, until } from "../support/reorganising-chain.ts";
-import { contractOf, StreamConsumer } from "../support/stream-consumer.ts";
+import { contractOf, readWholeStream, StreamConsumer } from "../support/stream-consumer.ts";
 
 const CHAIN_ID = 31337;
 /** Deeper than any reorganisation below: a consumer this far behind the head never sees one. */
@@ -177,30 +177,16 @@ describe("the outbox on a reorganising chain", () => {
   });
 
   test("a read with filters gives exactly the matching events of a full read, in pages", async () => {
-    const all: StreamEvent[] = [];
-    let cursor = 0n;
-    for (let i = 0; i < 10_000; i++) {
-      const page = await readStreamEvents(db.sql, CHAIN_ID, { after: cursor, limit: 1000 });
-      all.push(...page.events);
-      if (page.next === cursor) break;
-      cursor = page.next;
-    }
+    const all = await readWholeStream(db.sql, CHAIN_ID);
     const sale = all.find((e) => e.kind === "sale");
     assert.ok(sale?.kind === "sale");
     const filter = { kinds: ["sale", "ownership"] as const, addresses: [sale.buyer] };
-    const filtered = [];
-    cursor = 0n;
-    for (let i = 0; i < 10_000; i++) {
-      const page = await readStreamEvents(db.sql, CHAIN_ID, {
-        after: cursor,
-        limit: 3,
-        kinds: [...filter.kinds],
-        addresses: filter.addresses,
-      });
-      filtered.push(...page.events);
-      if (page.next === cursor) break;
-      cursor = page.next;
-    }
+    // Pages of 3: the filters are checked across many page boundaries.
+    const filtered = await readWholeStream(db.sql, CHAIN_ID, {
+      limit: 3,
+      kinds: [...filter.kinds],
+      addresses: filter.addresses,
+    });
     const expected = all.filter((e) => {
       const o = e.kind === "retraction" ? e.retracted : e;
       if (o.kind === "sale") return o.buyer === sale.buyer || o.seller === sale.buyer;
@@ -212,17 +198,7 @@ describe("the outbox on a reorganising chain", () => {
   });
 
   test("a trade of a collection judged spam carries LABEL_SPAM when read, as the transfers list's row does; a read may leave the collection out", async () => {
-    const readAll = async () => {
-      const events: StreamEvent[] = [];
-      let cursor = 0n;
-      for (let i = 0; i < 10_000; i++) {
-        const page = await readStreamEvents(db.sql, CHAIN_ID, { after: cursor, limit: 1000 });
-        events.push(...page.events);
-        if (page.next === cursor) break;
-        cursor = page.next;
-      }
-      return events;
-    };
+    const readAll = () => readWholeStream(db.sql, CHAIN_ID);
     const saleOf = (e: StreamEvent): SaleContent | undefined =>
       e.kind === "sale"
         ? e
@@ -258,18 +234,7 @@ describe("the outbox on a reorganising chain", () => {
         );
       }
       // Asked to leave spam out, a read leaves out every event of the collection, and only those.
-      const kept: StreamEvent[] = [];
-      let cursor = 0n;
-      for (let i = 0; i < 10_000; i++) {
-        const page = await readStreamEvents(db.sql, CHAIN_ID, {
-          after: cursor,
-          limit: 500,
-          excludeSpam: true,
-        });
-        kept.push(...page.events);
-        if (page.next === cursor) break;
-        cursor = page.next;
-      }
+      const kept = await readWholeStream(db.sql, CHAIN_ID, { limit: 500, excludeSpam: true });
       assert.deepEqual(
         kept,
         after.filter((e) => contractOf(e) !== sale.contract),

@@ -1,6 +1,8 @@
 import { isDeepStrictEqual } from "node:util";
 import type { Address } from "../../src/core/hex.ts";
 import type { OriginalEvent, SaleEvent, StreamEvent } from "../../src/core/stream-events.ts";
+import type { Queryable } from "../../src/store/pg/database.ts";
+import { readStreamEvents, type StreamQuery } from "../../src/store/read/stream-events.ts";
 
 /**
  * A consumer of the live event stream as docs/stream.md asks one to be: it applies events in cursor
@@ -93,4 +95,23 @@ function tradeKey(sale: Omit<SaleEvent, "cursor">): string {
 export function contractOf(event: StreamEvent): Address {
   if (event.kind === "retraction") return contractOf(event.retracted);
   return event.kind === "verdict" ? event.sale.contract : event.contract;
+}
+
+/** Every event a chain's stream holds after `from` with the query's filters, read page by page as a consumer would. */
+export async function readWholeStream(
+  sql: Queryable,
+  chainId: number,
+  query: Omit<StreamQuery, "after" | "limit"> & { limit?: number } = {},
+  from = 0n,
+): Promise<StreamEvent[]> {
+  const events: StreamEvent[] = [];
+  let cursor = from;
+  // Bounded: a stream whose cursor never stops moving fails the test rather than hanging it.
+  for (let calls = 0; calls < 10_000; calls++) {
+    const page = await readStreamEvents(sql, chainId, { limit: 1000, ...query, after: cursor });
+    events.push(...page.events);
+    if (page.next === cursor) return events;
+    cursor = page.next;
+  }
+  throw new Error("the stream did not end");
 }
